@@ -1,0 +1,216 @@
+/**
+ * Disposable redis-server processes for tests: a free loopback port, no
+ * persistence, `DEBUG` enabled for local clients (so `DEBUG PROTOCOL` can
+ * produce every RESP3 type), PING-checked before use and stopped afterwards.
+ * Works unchanged on Node, Bun and Deno (node:child_process, node:net).
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createServer, Socket } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+
+/** A redis-server started by {@linkcode startRedis}. */
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Its working directory (TLS files, unix socket). */
+  readonly dir: string;
+  readonly pid: number | undefined;
+  /** Send a signal to the process (SIGKILL to crash it, SIGSTOP/SIGCONT to pause it). */
+  signal(signal: NodeJS.Signals): void;
+  /** Kill it and wait until it has exited. */
+  kill(): Promise<void>;
+  /** Start it again on the same port (after kill) and wait for PING. */
+  restart(): Promise<void>;
+  /** Run redis-cli against it and return stdout (throws on a non-zero exit). */
+  cli(...args: string[]): string;
+  /** Stop it (SHUTDOWN NOSAVE, then SIGKILL) and remove its directory. */
+  stop(): Promise<void>;
+}
+
+/** Options for {@linkcode startRedis}. */
+export interface StartRedisOptions {
+  /** Extra redis-server arguments, e.g. `["--requirepass", "x"]`. */
+  args?: string[];
+  /** Listen on this port instead of a free one. */
+  port?: number;
+  /** Wait for PING over TLS instead: the server must then listen with tls-port. */
+  tlsOnly?: boolean;
+}
+
+const live = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of live) sendSignal(child, "SIGKILL");
+});
+
+// process.kill by pid rather than child.kill: Deno's ChildProcess ignores a
+// second kill() (so SIGSTOP then SIGKILL would leave the server running).
+function sendSignal(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The redis-server binary: `REDIS_SERVER`, else `redis-server` on PATH. */
+export function redisServerBinary(): string {
+  const bin = process.env.REDIS_SERVER ?? "redis-server";
+  const probe = spawnSync(bin, ["--version"], { encoding: "utf8" });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      `Cannot start redis-server: '${bin}' was not found or failed (${probe.error?.message ?? probe.stderr}). ` +
+        "Install redis-server (>= 6.2) on PATH, or set REDIS_SERVER to its path.",
+    );
+  }
+  return bin;
+}
+
+/** The redis-cli next to the server binary, or on PATH. */
+export function redisCliBinary(): string {
+  const server = process.env.REDIS_SERVER;
+  if (server && server.includes("/")) return server.replace(/redis-server$/, "redis-cli");
+  return "redis-cli";
+}
+
+/** True when the server binary was built with TLS (it accepts `--tls-port`). */
+export function serverSupportsTls(): boolean {
+  const out = spawnSync(redisServerBinary(), ["--tls-port", "0", "--port", "0", "--test-memory", "1"], {
+    encoding: "utf8",
+    timeout: 5000,
+  });
+  return !/not supported|Unrecognized|Bad directive/i.test(`${out.stdout}${out.stderr}`);
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    let buf = "";
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on("error", () => done(false));
+    socket.on("data", (d) => {
+      buf += d.toString();
+      if (buf.includes("\r\n")) done(buf.startsWith("+PONG"));
+    });
+    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+  });
+}
+
+async function waitForPing(port: number, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${log()}`);
+    if (await ping(port)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING within 10 s: ${log()}`);
+}
+
+/**
+ * Start a disposable redis-server on a free loopback port.
+ *
+ * @example
+ * ```ts
+ * const server = await startRedis();
+ * try { console.log(server.url); } finally { await server.stop(); }
+ * ```
+ */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const bin = redisServerBinary();
+  const dir = mkdtempSync(join(tmpdir(), "herdless-redis-"));
+  const port = options.port ?? (await freePort());
+  const args = [
+    "--port", String(port),
+    "--bind", "127.0.0.1",
+    "--save", "",
+    "--appendonly", "no",
+    "--dir", dir,
+    "--enable-debug-command", "local",
+    "--unixsocket", join(dir, "redis.sock"),
+    ...(options.args ?? []),
+  ];
+  let child!: ChildProcess;
+  let output = "";
+  const launch = async () => {
+    child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    live.add(child);
+    child.stdout?.on("data", (d) => (output = (output + d).slice(-4000)));
+    child.stderr?.on("data", (d) => (output = (output + d).slice(-4000)));
+    child.on("exit", () => live.delete(child));
+    if (options.tlsOnly) {
+      // A TLS-only server cannot be PINGed in clear text; wait for its log line instead.
+      const deadline = Date.now() + 10_000;
+      while (!/Ready to accept connections/.test(output)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server (TLS) did not start: ${output}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } else {
+      await waitForPing(port, child, () => output);
+    }
+  };
+  const exited = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once("exit", () => resolve());
+    });
+  await launch();
+  const cliBin = redisCliBinary();
+  return {
+    host: "127.0.0.1",
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    get pid() {
+      return child.pid;
+    },
+    signal(signal) {
+      sendSignal(child, signal);
+    },
+    async kill() {
+      sendSignal(child, "SIGKILL");
+      await exited();
+    },
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) {
+        sendSignal(child, "SIGKILL");
+        await exited();
+      }
+      await launch();
+    },
+    cli(...cliArgs) {
+      const r = spawnSync(cliBin, ["-p", String(port), ...cliArgs], { encoding: "utf8", timeout: 10_000 });
+      if (r.status !== 0) throw new Error(`redis-cli ${cliArgs.join(" ")} failed: ${r.stderr}${r.error ?? ""}`);
+      return r.stdout;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        sendSignal(child, "SIGKILL");
+        await exited();
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
