@@ -1,0 +1,142 @@
+/**
+ * Connection options, their defaults, and their validation (once, up front,
+ * with the setting named in the message).
+ *
+ * @module
+ */
+import type { ConnectionOptions as TlsOptions } from "node:tls";
+import { parseRedisUrl } from "./url.ts";
+
+/** Reconnection backoff: capped, jittered exponential. */
+export interface ReconnectOptions {
+  /** First delay before reconnecting. @default {50} */
+  minMs?: number;
+  /** Largest delay between attempts. @default {2000} */
+  maxMs?: number;
+}
+
+/** Options of {@linkcode connect}. A `url` is read first; explicit fields override it. */
+export interface ConnectOptions {
+  /** `redis://`, `rediss://` or `unix://` URL. */
+  url?: string;
+  /** @default {"127.0.0.1"} */
+  host?: string;
+  /** @default {6379} */
+  port?: number;
+  /** Unix socket path (instead of host and port). */
+  path?: string;
+  /** ACL user name (with `password`). */
+  username?: string;
+  password?: string;
+  /** Database selected on every (re)connect. @default {0} */
+  db?: number;
+  /** `true` or node:tls options to connect with TLS. @default {false} */
+  tls?: boolean | TlsOptions;
+  /** Protocol: 3 sends `HELLO 3` and enables push replies (pub/sub on the same connection). @default {2} */
+  resp?: 2 | 3;
+  /** Sent as `CLIENT SETNAME` on every (re)connect. */
+  name?: string;
+  /** Give up one connection attempt after this long. @default {10000} */
+  connectTimeoutMs?: number;
+  /** Default per-command timeout, counted from the call; 0 means none. @default {0} */
+  commandTimeoutMs?: number;
+  /** Most commands held while disconnected, or `false` to fail them at once. @default {10000} */
+  offlineQueue?: number | false;
+  /** A command held while disconnected fails with `ConnectionError` after this long; 0 means it waits for the reconnect. @default {10000} */
+  offlineTimeoutMs?: number;
+  /** Reconnect after a loss, or `false` to stay closed. @default {{ minMs: 50, maxMs: 2000 }} */
+  reconnect?: ReconnectOptions | false;
+}
+
+/** Options with defaults applied and values checked. */
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  path: string | undefined;
+  username: string | undefined;
+  password: string | undefined;
+  db: number;
+  tls: TlsOptions | undefined;
+  resp: 2 | 3;
+  name: string | undefined;
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+  offlineQueue: number;
+  offlineTimeoutMs: number;
+  reconnect: { minMs: number; maxMs: number } | false;
+}
+
+function nonNegativeInt(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    throw new RangeError(`Cannot connect: '${name}' must be a non-negative integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function positiveInt(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+    throw new RangeError(`Cannot connect: '${name}' must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function optionalString(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new TypeError(`Cannot connect: '${name}' must be a string, got ${typeof value}`);
+  return value;
+}
+
+/**
+ * Apply defaults to `connect()`'s argument and validate every field.
+ *
+ * @throws {RangeError | TypeError} naming the first bad setting.
+ */
+export function resolveConnectOptions(target: string | ConnectOptions | undefined): ResolvedOptions {
+  const given: ConnectOptions = typeof target === "string" ? { url: target } : { ...(target ?? {}) };
+  const fromUrl = given.url === undefined ? {} : parseRedisUrl(given.url);
+  const o = { ...fromUrl, ...stripUndefined(given) } as ConnectOptions;
+
+  const port = o.port ?? 6379;
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+    throw new RangeError(`Cannot connect: 'port' must be an integer in 1..65535, got ${String(port)}`);
+  }
+  const resp = o.resp ?? 2;
+  if (resp !== 2 && resp !== 3) throw new RangeError(`Cannot connect: 'resp' must be 2 or 3, got ${String(resp)}`);
+  const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(o.offlineQueue ?? 10_000, "offlineQueue");
+  let reconnect: ResolvedOptions["reconnect"] = false;
+  if (o.reconnect !== false) {
+    const r = o.reconnect ?? {};
+    const minMs = positiveInt(r.minMs ?? 50, "reconnect.minMs");
+    const maxMs = positiveInt(r.maxMs ?? 2000, "reconnect.maxMs");
+    if (maxMs < minMs) {
+      throw new RangeError(`Cannot connect: 'reconnect.maxMs' must be >= 'reconnect.minMs' (${minMs}), got ${maxMs}`);
+    }
+    reconnect = { minMs, maxMs };
+  }
+  const tls = o.tls === true ? {} : o.tls === false || o.tls === undefined ? undefined : o.tls;
+  if (tls !== undefined && typeof tls !== "object") {
+    throw new TypeError(`Cannot connect: 'tls' must be a boolean or node:tls options, got ${typeof tls}`);
+  }
+  return {
+    host: optionalString(o.host, "host") ?? "127.0.0.1",
+    port,
+    path: optionalString(o.path, "path"),
+    username: optionalString(o.username, "username"),
+    password: optionalString(o.password, "password"),
+    db: nonNegativeInt(o.db ?? 0, "db"),
+    tls,
+    resp,
+    name: optionalString(o.name, "name"),
+    connectTimeoutMs: positiveInt(o.connectTimeoutMs ?? 10_000, "connectTimeoutMs"),
+    commandTimeoutMs: nonNegativeInt(o.commandTimeoutMs ?? 0, "commandTimeoutMs"),
+    offlineQueue,
+    offlineTimeoutMs: nonNegativeInt(o.offlineTimeoutMs ?? 10_000, "offlineTimeoutMs"),
+    reconnect,
+  };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}

@@ -1,0 +1,53 @@
+/**
+ * The shapes shared by the encoder, the decoder, the client and every user of
+ * a Redis connection (strategies talk to Redis only through {@linkcode RedisLike}).
+ *
+ * @module
+ */
+import type { RedisReplyError } from "./errors.ts";
+
+/** One argument of a command: strings are sent as UTF-8, numbers in decimal. */
+export type Arg = string | number | Uint8Array;
+
+/** A decoded RESP3 map: an object without a prototype, keys as strings. */
+export interface ReplyMap {
+  [key: string]: Reply;
+}
+
+/**
+ * A decoded reply. Integers are `number` when they fit in 2^53 and `bigint`
+ * beyond; big numbers are `bigint`; doubles are `number` (`Infinity`, `NaN`
+ * included); sets are arrays; verbatim strings lose their format prefix; an
+ * error inside an aggregate is a {@linkcode RedisReplyError} value in place.
+ */
+export type Reply =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | Uint8Array
+  | RedisReplyError
+  | Reply[]
+  | ReplyMap;
+
+/** Per-command options. */
+export interface SendOptions {
+  /** Abort the command; it rejects with `signal.reason`. A command not yet written is never written. */
+  signal?: AbortSignal | undefined;
+  /** Reject with `TimeoutError` this many ms after the call (not after the write). Overrides the client's `commandTimeoutMs`. */
+  timeoutMs?: number | undefined;
+  /** Return every bulk string of the reply tree as `Uint8Array` instead of a string. */
+  buffers?: boolean | undefined;
+  /** Receives the RESP3 attribute (`|`) that annotated this reply, kept apart from the reply itself. */
+  onAttribute?: ((attribute: ReplyMap) => void) | undefined;
+}
+
+/**
+ * Anything that can send a command and return its reply. Our
+ * {@linkcode RedisClient} and `ClusterClient` implement it; so does a few-line
+ * adapter over ioredis or node-redis.
+ */
+export interface RedisLike {
+  send(command: readonly Arg[], options?: SendOptions): Promise<Reply>;
+}
