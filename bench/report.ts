@@ -1,0 +1,205 @@
+/**
+ * Medians, ratios and the targets of issue #4, as a Markdown table (the
+ * README pastes it as is) or as JSON.
+ *
+ * @module
+ */
+import { DESCRIPTIONS, type ScenarioName, SCENARIOS } from "./scenarios.ts";
+import type { WorkerResult } from "./worker.ts";
+
+/** One row of the plan's outcome: every repetition of one client on one scenario. */
+export interface Series {
+  runtime: WorkerResult["runtime"];
+  scenario: ScenarioName;
+  client: WorkerResult["client"];
+  opsPerSec: number[];
+  peakRssBytes: number[];
+  errors: string[];
+}
+
+/** A target from the issue and whether this run met it. */
+export interface TargetResult {
+  name: string;
+  /** The measured ratio, or undefined when a side is missing. */
+  ratio: number | undefined;
+  want: string;
+  met: boolean | undefined;
+  note?: string;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** (max - min) / median, the spread of the repetitions. */
+export function spread(values: readonly number[]): number {
+  if (values.length < 2) return 0;
+  return (Math.max(...values) - Math.min(...values)) / median(values);
+}
+
+function find(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): Series | undefined {
+  return series.find((s) => s.runtime === runtime && s.scenario === scenario && s.client === client);
+}
+
+function opsOf(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): number | undefined {
+  const s = find(series, runtime, scenario, client);
+  if (s === undefined || s.opsPerSec.length === 0) return undefined;
+  return median(s.opsPerSec);
+}
+
+/** The largest median peak RSS of a client over the client scenarios it ran. */
+export function peakRss(series: readonly Series[], runtime: string, client: string): number | undefined {
+  let max: number | undefined;
+  for (const s of series) {
+    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0) continue;
+    const m = median(s.peakRssBytes);
+    if (max === undefined || m > max) max = m;
+  }
+  return max;
+}
+
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined || b === 0 ? undefined : a / b;
+}
+
+/** Evaluate every target of issue #4 that this run has figures for. */
+export function targets(series: readonly Series[], pipelineWhy: string | undefined, requested: readonly ScenarioName[] = SCENARIOS): TargetResult[] {
+  const out: TargetResult[] = [];
+  const atLeast = (name: string, r: number | undefined, min: number, note?: string) =>
+    out.push({ name, ratio: r, want: `>= ${min.toFixed(2)}x`, met: r === undefined ? undefined : r >= min, ...(note ? { note } : {}) });
+  const has = (runtime: string, scenario: ScenarioName) => series.some((s) => s.runtime === runtime && s.scenario === scenario);
+  const vsNodeRedis: [ScenarioName, number][] = [["get-seq", 1.0], ["get-100", 1.5], ["set-batch", 1.3], ["script-100", 1.5]];
+  for (const [scenario, min] of vsNodeRedis) {
+    if (!has("node", scenario)) continue;
+    atLeast(`${DESCRIPTIONS[scenario]}: ours / node-redis`, ratio(opsOf(series, "node", scenario, "ours"), opsOf(series, "node", scenario, "node-redis")), min);
+  }
+  for (const scenario of ["get-seq", "get-100", "set-batch", "script-100"] as const) {
+    if (!has("bun", scenario)) continue;
+    atLeast(`Bun, ${DESCRIPTIONS[scenario]}: ours / Bun RedisClient`, ratio(opsOf(series, "bun", scenario, "ours"), opsOf(series, "bun", scenario, "bun")), 1.0);
+  }
+  const rss = ratio(peakRss(series, "node", "ours"), peakRss(series, "node", "node-redis"));
+  if (rss !== undefined) out.push({ name: "peak RSS (worst scenario): ours / node-redis", ratio: rss, want: "<= 0.70x", met: rss <= 0.7 });
+  for (const scenario of ["hit-seq", "hit-100"] as const) {
+    if (!requested.includes(scenario) || (pipelineWhy === undefined && !has("node", scenario))) continue;
+    const r = ratio(opsOf(series, "node", scenario, "pipeline"), opsOf(series, "node", scenario, "raw-get"));
+    atLeast(`${DESCRIPTIONS[scenario]}: full pipeline / raw GET`, r, 0.85, r === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined);
+  }
+  return out;
+}
+
+const fmtOps = (n: number | undefined) =>
+  n === undefined || !Number.isFinite(n) ? "-" : n >= 10_000 ? `${Math.round(n / 1000).toLocaleString("en-US")}k` : `${(n / 1000).toFixed(1)}k`;
+const fmtRatio = (r: number | undefined) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
+const fmtMiB = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
+const verdict = (t: TargetResult | undefined) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
+
+function cell(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): string {
+  const s = find(series, runtime, scenario, client);
+  if (s === undefined) return "-";
+  if (s.opsPerSec.length === 0) return s.errors.length > 0 ? "error" : "-";
+  const sp = spread(s.opsPerSec);
+  return `${fmtOps(median(s.opsPerSec))}${sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""}`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const lines = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`];
+  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
+  return lines.join("\n");
+}
+
+/** The whole report as Markdown. */
+export function markdown(series: readonly Series[], pipelineWhy: string | undefined, reps: number, requested: readonly ScenarioName[]): string {
+  const ts = targets(series, pipelineWhy, requested);
+  const target = (prefix: string) => ts.find((t) => t.name.startsWith(prefix));
+  const out: string[] = [];
+  const clientScenarios = SCENARIOS.filter((s) => !s.startsWith("hit-"));
+
+  const nodeRows = clientScenarios
+    .filter((s) => series.some((x) => x.runtime === "node" && x.scenario === s))
+    .map((s) => {
+      const ours = opsOf(series, "node", s, "ours");
+      const t = target(`${DESCRIPTIONS[s]}: ours / node-redis`);
+      return [
+        DESCRIPTIONS[s],
+        cell(series, "node", s, "ours"),
+        cell(series, "node", s, "node-redis"),
+        cell(series, "node", s, "ioredis"),
+        fmtRatio(ratio(ours, opsOf(series, "node", s, "node-redis"))),
+        fmtRatio(ratio(ours, opsOf(series, "node", s, "ioredis"))),
+        t?.want ?? "",
+        verdict(t),
+      ];
+    });
+  if (nodeRows.length > 0) {
+    out.push(`Node, ops/s (median of ${reps}; ± is half the spread when it reaches 10%)`, "");
+    out.push(table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "vs ioredis", "target", ""], nodeRows), "");
+  }
+
+  const bunRows = clientScenarios
+    .filter((s) => series.some((x) => x.runtime === "bun" && x.scenario === s))
+    .map((s) => {
+      const t = target(`Bun, ${DESCRIPTIONS[s]}`);
+      return [DESCRIPTIONS[s], cell(series, "bun", s, "ours"), cell(series, "bun", s, "bun"), fmtRatio(t?.ratio), t?.want ?? "", verdict(t)];
+    });
+  if (bunRows.length > 0) {
+    out.push(`Bun, ops/s (median of ${reps})`, "");
+    out.push(table(["scenario", "herdless", "Bun RedisClient", "ratio", "target", ""], bunRows), "");
+  }
+
+  const hitRows = (["hit-seq", "hit-100"] as const)
+    .filter((s) => requested.includes(s))
+    .map((s) => {
+      if (pipelineWhy !== undefined) return [DESCRIPTIONS[s], "-", "not available", "-", ">= 0.85x", "n/a"];
+      const t = target(DESCRIPTIONS[s]);
+      return [DESCRIPTIONS[s], cell(series, "node", s, "raw-get"), cell(series, "node", s, "pipeline"), fmtRatio(t?.ratio), t?.want ?? "", verdict(t)];
+    });
+  if (hitRows.length > 0) {
+    out.push(`Cache hit on Node, herdless client, ops/s (median of ${reps})`, "");
+    out.push(table(["scenario", "raw GET", "full pipeline", "ratio", "target", ""], hitRows), "");
+    if (pipelineWhy !== undefined) out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
+  }
+
+  const rssRows = clientScenarios
+    .filter((s) => series.some((x) => x.scenario === s))
+    .map((s) => {
+      const m = (runtime: string, client: string) => {
+        const x = find(series, runtime, s, client);
+        return x && x.peakRssBytes.length > 0 ? median(x.peakRssBytes) : undefined;
+      };
+      return [
+        DESCRIPTIONS[s],
+        fmtMiB(m("node", "ours")),
+        fmtMiB(m("node", "node-redis")),
+        fmtMiB(m("node", "ioredis")),
+        fmtRatio(ratio(m("node", "ours"), m("node", "node-redis"))),
+        fmtMiB(m("bun", "ours")),
+        fmtMiB(m("bun", "bun")),
+      ];
+    });
+  if (rssRows.length > 0) {
+    const t = target("peak RSS");
+    rssRows.push([
+      "**worst scenario**",
+      fmtMiB(peakRss(series, "node", "ours")),
+      fmtMiB(peakRss(series, "node", "node-redis")),
+      fmtMiB(peakRss(series, "node", "ioredis")),
+      `${fmtRatio(t?.ratio)} (target ${t?.want ?? "-"}: ${verdict(t)})`,
+      fmtMiB(peakRss(series, "bun", "ours")),
+      fmtMiB(peakRss(series, "bun", "bun")),
+    ]);
+    out.push("Peak RSS of each client's own process (VmHWM, median)", "");
+    out.push(table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "herdless on Bun", "Bun RedisClient"], rssRows), "");
+  }
+
+  out.push("Targets (issue #4)", "");
+  out.push(table(["target", "measured", "want", ""], ts.map((t) => [t.name, fmtRatio(t.ratio), t.want, t.note ?? verdict(t)])), "");
+  const met = ts.filter((t) => t.met === true).length;
+  out.push(`${met} of ${ts.length} targets met.`);
+
+  const errors = series.flatMap((s) => s.errors.map((e) => `- ${s.runtime} ${s.scenario} ${s.client}: ${e}`));
+  if (errors.length > 0) out.push("", "Errors:", ...[...new Set(errors)]);
+  return out.join("\n");
+}

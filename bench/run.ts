@@ -1,0 +1,289 @@
+/**
+ * `npm run bench`: starts a redis-server pinned to core 0 (or uses
+ * `REDIS_URL`), then runs every client on every scenario, each measurement in
+ * its own OS process pinned to core 1, interleaved (A B C A B C ...) over
+ * several repetitions, and prints medians, ratios, peak RSS and the targets
+ * of issue #4.
+ *
+ *   npm run bench                      full run (a few minutes)
+ *   npm run bench -- --quick           smoke run (about 20 s)
+ *   npm run bench -- --json            JSON on stdout instead of the table
+ *   npm run bench -- --only get-100,set-batch --reps 5 --duration 3000
+ *   npm run bench -- --no-bun          Node clients only
+ *   npm run bench -- --cpu-prof        also write V8 CPU profiles of every worker to bench/.out/prof
+ *
+ * @module
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { connect } from "../resp/mod.ts";
+import { startRedis } from "../test/support/redis-server.ts";
+import { pipelineUnavailable } from "./hit.ts";
+import { markdown, type Series, targets } from "./report.ts";
+import { getKeys, type ScenarioName, SCENARIOS, VALUE } from "./scenarios.ts";
+import type { WorkerResult, WorkerTask } from "./worker.ts";
+
+// This file is bundled to bench/.out/run.mjs; the worker sits beside it.
+const here = dirname(fileURLToPath(import.meta.url));
+const benchDir = resolve(here, "..");
+const rootDir = resolve(benchDir, "..");
+const workerPath = join(here, "worker.mjs");
+
+interface Options {
+  quick: boolean;
+  json: boolean;
+  reps: number;
+  warmupMs: number;
+  durationMs: number;
+  only: ScenarioName[];
+  bun: boolean;
+  node: boolean;
+  cpuProf: boolean;
+  pin: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const quick = argv.includes("--quick");
+  const o: Options = {
+    quick,
+    json: argv.includes("--json"),
+    reps: quick ? 1 : 3,
+    warmupMs: quick ? 150 : 700,
+    durationMs: quick ? 300 : 1_500,
+    only: [...SCENARIOS],
+    bun: !argv.includes("--no-bun"),
+    node: !argv.includes("--no-node"),
+    cpuProf: argv.includes("--cpu-prof"),
+    pin: !argv.includes("--no-pin"),
+  };
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const int = (name: string, min: number) => {
+    const raw = value(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new RangeError(`Cannot run the bench: '${name}' must be an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  o.reps = int("--reps", 1) ?? o.reps;
+  o.durationMs = int("--duration", 50) ?? o.durationMs;
+  o.warmupMs = int("--warmup", 0) ?? o.warmupMs;
+  const only = value("--only");
+  if (only !== undefined) {
+    const names = only.split(",").map((s) => s.trim());
+    for (const n of names) {
+      if (!(SCENARIOS as readonly string[]).includes(n)) throw new RangeError(`Cannot run the bench: unknown scenario '${n}' in --only (known: ${SCENARIOS.join(", ")})`);
+    }
+    o.only = names as ScenarioName[];
+  }
+  return o;
+}
+
+/** The Bun binary: `BUN`, the root devDependency, or `bun` on PATH. */
+function findBun(): string | undefined {
+  const candidates = [process.env.BUN, join(rootDir, "node_modules", ".bin", "bun"), "bun"].filter((c): c is string => !!c);
+  for (const c of candidates) {
+    const r = spawnSync(c, ["--version"], { encoding: "utf8" });
+    if (r.status === 0) return c;
+  }
+  return undefined;
+}
+
+function version(bin: string, args: string[]): string {
+  const r = spawnSync(bin, args, { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : "?";
+}
+
+function packageVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(benchDir, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+}
+
+function cpuModel(): string {
+  try {
+    return /^model name\s*:\s*(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpus()[0]?.model ?? "?";
+  } catch {
+    return cpus()[0]?.model ?? "?";
+  }
+}
+
+const hasTaskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
+
+/** The runtime's own peak RSS with nothing loaded: what every client's figure includes. */
+function runtimeBaseline(bin: string): number | undefined {
+  const r = spawnSync(bin, ["-e", `process.stdout.write(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status","utf8"))[1])`], { encoding: "utf8" });
+  const kb = Number(r.stdout);
+  return r.status === 0 && kb > 0 ? kb * 1024 : undefined;
+}
+
+interface Job {
+  runtime: "node" | "bun";
+  task: WorkerTask;
+  rep: number;
+}
+
+function plan(o: Options, bun: string | undefined, url: string, pipelineWhy: string | undefined): Job[] {
+  const jobs: Job[] = [];
+  const base = { url, warmupMs: o.warmupMs, durationMs: o.durationMs, resp: 2 as const };
+  for (const scenario of o.only) {
+    for (let rep = 1; rep <= o.reps; rep++) {
+      if (scenario.startsWith("hit-")) {
+        // Without a pipeline there is nothing to compare the raw GET with: the report says why.
+        if (!o.node || pipelineWhy !== undefined) continue;
+        for (const client of ["raw-get", "pipeline"] as const) jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        continue;
+      }
+      if (o.node) {
+        for (const client of ["ours", "node-redis", "ioredis"] as const) jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+      }
+      if (o.bun && bun !== undefined) {
+        for (const client of ["ours", "bun"] as const) jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
+      }
+    }
+  }
+  return jobs;
+}
+
+function runJob(job: Job, o: Options, bun: string | undefined): Promise<WorkerResult> {
+  const bin = job.runtime === "bun" ? bun! : process.execPath;
+  const args: string[] = [];
+  if (o.cpuProf) {
+    const dir = join(here, "prof");
+    mkdirSync(dir, { recursive: true });
+    const name = `${job.runtime}-${job.task.scenario}-${job.task.client}-${job.rep}.cpuprofile`;
+    args.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`);
+  }
+  args.push(workerPath, JSON.stringify(job.task));
+  const [cmd, argv] = o.pin && hasTaskset ? ["taskset", ["-c", "1", bin, ...args]] : [bin, args];
+  return new Promise((resolve) => {
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err = (err + d).slice(-2000)));
+    const limit = setTimeout(() => child.kill("SIGKILL"), job.task.warmupMs + job.task.durationMs + 60_000);
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      const line = out.trim().split("\n").pop() ?? "";
+      try {
+        resolve(JSON.parse(line) as WorkerResult);
+      } catch {
+        resolve({
+          client: job.task.client,
+          scenario: job.task.scenario,
+          runtime: job.runtime,
+          ops: 0,
+          elapsedMs: 0,
+          opsPerSec: 0,
+          peakRssBytes: 0,
+          baseRssBytes: 0,
+          error: `worker exited with ${code}: ${err.trim() || out.trim() || "no output"}`,
+        });
+      }
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const log = (line: string) => process.stderr.write(line + "\n");
+  const bun = o.bun ? findBun() : undefined;
+  if (o.bun && bun === undefined) log("Bun not found (BUN, node_modules/.bin/bun or PATH): Bun scenarios skipped");
+  const pipelineWhy = pipelineUnavailable();
+  if (pipelineWhy !== undefined) log(`pipeline not available: ${pipelineWhy}`);
+
+  let server: Awaited<ReturnType<typeof startRedis>> | undefined;
+  let url = process.env.REDIS_URL;
+  let pinned = false;
+  if (url === undefined) {
+    server = await startRedis();
+    url = server.url;
+    // -a: redis' background threads too. Clients then go to core 1.
+    if (o.pin && hasTaskset && cpus().length >= 2 && server.pid !== undefined) {
+      pinned = spawnSync("taskset", ["-a", "-p", "-c", "0", String(server.pid)]).status === 0;
+    }
+  }
+  if (!pinned) o.pin = false;
+  try {
+    const seed = await connect(url);
+    const info = String(await seed.send(["INFO", "server"]));
+    await Promise.all(getKeys.map((k) => seed.send(["SET", k, VALUE])));
+    await seed.close();
+
+    const env = {
+      date: new Date().toISOString(),
+      nproc: cpus().length,
+      cpu: cpuModel(),
+      node: process.version,
+      bun: bun === undefined ? undefined : version(bun, ["--version"]),
+      redis: /redis_version:(\S+)/.exec(info)?.[1] ?? "?",
+      ioredis: packageVersion("ioredis"),
+      nodeRedis: packageVersion("redis"),
+      pinning: o.pin ? "redis-server on core 0, each client process on core 1 (taskset)" : "none",
+      server: server === undefined ? "REDIS_URL" : "disposable redis-server (--save '' --appendonly no)",
+      reps: o.reps,
+      warmupMs: o.warmupMs,
+      durationMs: o.durationMs,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    };
+    log(`herdless bench ${env.date}: ${env.nproc} x ${env.cpu}; Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`);
+
+    const jobs = plan(o, bun, url, pipelineWhy);
+    const series: Series[] = [];
+    let layers: string[] | undefined;
+    const started = Date.now();
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      const r = await runJob(job, o, bun);
+      let s = series.find((x) => x.runtime === job.runtime && x.scenario === job.task.scenario && x.client === job.task.client);
+      if (s === undefined) {
+        s = { runtime: job.runtime, scenario: job.task.scenario, client: job.task.client, opsPerSec: [], peakRssBytes: [], errors: [] };
+        series.push(s);
+      }
+      if (r.layers !== undefined) layers = r.layers;
+      if (r.error !== undefined) s.errors.push(r.error);
+      else {
+        s.opsPerSec.push(r.opsPerSec);
+        s.peakRssBytes.push(r.peakRssBytes);
+      }
+      const what = r.error !== undefined ? `error: ${r.error}` : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${(r.peakRssBytes / 1048576).toFixed(1)} MiB`;
+      log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
+    }
+    const baseline = { node: runtimeBaseline(process.execPath), bun: bun === undefined ? undefined : runtimeBaseline(bun) };
+    log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+    if (o.json) {
+      process.stdout.write(JSON.stringify({ env, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
+    } else {
+      const mib = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
+      process.stdout.write(
+        [
+          "",
+          `Date: ${env.date}`,
+          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}`,
+          `Versions: Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}`,
+          `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
+          `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
+          `Command: ${env.command}`,
+          ...(layers === undefined ? [] : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
+          "",
+          markdown(series, pipelineWhy, o.reps, o.only),
+          "",
+        ].join("\n"),
+      );
+    }
+  } finally {
+    await server?.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,102 @@
+/**
+ * The workloads, each a timed loop: a warm-up that is thrown away (so the
+ * JIT has compiled the hot path), then a measured window. Keys and values are
+ * built before the clock starts, so every client pays the same for them.
+ *
+ * @module
+ */
+import type { BenchClient } from "./clients.ts";
+
+/** Scenario names, in the order they are run and printed. */
+export const SCENARIOS = ["get-seq", "get-100", "set-batch", "script-100", "hit-seq", "hit-100"] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** What each scenario means, for the table. */
+export const DESCRIPTIONS: Record<ScenarioName, string> = {
+  "get-seq": "GET, sequential (1 in flight)",
+  "get-100": "GET, 100 in flight",
+  "set-batch": "SET, batches of 1,000",
+  "script-100": "EVALSHA small script, 100 in flight",
+  "hit-seq": "cache hit, sequential",
+  "hit-100": "cache hit, 100 in flight",
+};
+
+/** Commands in flight in the `-100` scenarios. */
+export const IN_FLIGHT = 100;
+/** Commands per batch in `set-batch`. */
+export const BATCH = 1_000;
+/** Distinct keys read by the GET, script and hit scenarios. */
+export const KEYS = 1_000;
+/** Bytes in every value written or read. */
+export const VALUE_SIZE = 64;
+
+export const VALUE = "v".repeat(VALUE_SIZE);
+export const getKeys: readonly string[] = Array.from({ length: KEYS }, (_, i) => `bench:get:${i}`);
+// Ten batches of distinct keys, cycled, so the server's keyspace stays small.
+const setBatches: readonly (readonly string[])[] = Array.from(
+  { length: 10 },
+  (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
+);
+
+/** Counted operations over a measured window. */
+export interface Measurement {
+  ops: number;
+  elapsedMs: number;
+}
+
+/** Warm up for `warmupMs`, then measure for `durationMs`. */
+export async function measure(run: (ms: number) => Promise<number>, warmupMs: number, durationMs: number): Promise<Measurement> {
+  if (warmupMs > 0) await run(warmupMs);
+  const start = performance.now();
+  const ops = await run(durationMs);
+  return { ops, elapsedMs: performance.now() - start };
+}
+
+/**
+ * `lanes` loops, each awaiting one operation before issuing the next, so
+ * exactly `lanes` operations are in flight until the window closes. Every
+ * operation issued is counted once it completes, including the last few that
+ * finish after the deadline (the elapsed time covers them too).
+ */
+export function lanes(count: number, op: (i: number) => Promise<unknown>): (ms: number) => Promise<number> {
+  return async (ms) => {
+    const end = performance.now() + ms;
+    let done = 0;
+    let next = 0;
+    async function lane(): Promise<void> {
+      while (performance.now() < end) {
+        await op(next++);
+        done++;
+      }
+    }
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) all.push(lane());
+    await Promise.all(all);
+    return done;
+  };
+}
+
+/** The loop for a client scenario (everything but the cache-hit ones). */
+export function clientLoop(scenario: ScenarioName, client: BenchClient): (ms: number) => Promise<number> {
+  switch (scenario) {
+    case "get-seq":
+      return lanes(1, (i) => client.get(getKeys[i % KEYS]!));
+    case "get-100":
+      return lanes(IN_FLIGHT, (i) => client.get(getKeys[i % KEYS]!));
+    case "script-100":
+      return lanes(IN_FLIGHT, (i) => client.script(getKeys[i % KEYS]!));
+    case "set-batch":
+      return async (ms) => {
+        const end = performance.now() + ms;
+        let done = 0;
+        for (let b = 0; performance.now() < end; b++) {
+          const keys = setBatches[b % setBatches.length]!;
+          await client.setBatch(keys, VALUE);
+          done += keys.length;
+        }
+        return done;
+      };
+    default:
+      throw new Error(`${scenario} is not a client scenario`);
+  }
+}

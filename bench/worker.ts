@@ -1,0 +1,92 @@
+/**
+ * One measurement in its own OS process: one client, one scenario, one
+ * repetition. It prints a single JSON line (a {@linkcode WorkerResult}) on
+ * stdout, so the parent can pin it to a core and read its peak RSS alone.
+ *
+ *   node bench/.out/worker.mjs '{"client":"ours","scenario":"get-100",...}'
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import { type ClientName, openClient } from "./clients.ts";
+import { prepareHit } from "./hit.ts";
+import { clientLoop, measure, type ScenarioName } from "./scenarios.ts";
+
+/** What the parent asks of a worker. */
+export interface WorkerTask {
+  client: ClientName | "pipeline" | "raw-get";
+  scenario: ScenarioName;
+  url: string;
+  warmupMs: number;
+  durationMs: number;
+  resp: 2 | 3;
+}
+
+/** What a worker reports. */
+export interface WorkerResult {
+  client: WorkerTask["client"];
+  scenario: ScenarioName;
+  runtime: "node" | "bun";
+  ops: number;
+  elapsedMs: number;
+  opsPerSec: number;
+  /** VmHWM: the process' peak resident set. */
+  peakRssBytes: number;
+  /** VmRSS before any client code ran: the runtime alone. */
+  baseRssBytes: number;
+  layers?: string[];
+  error?: string;
+}
+
+const runtime: WorkerResult["runtime"] = "Bun" in globalThis ? "bun" : "node";
+
+/** Peak (`VmHWM`) or current (`VmRSS`) resident set of this process, in bytes. */
+function rss(field: "VmHWM" | "VmRSS"): number {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"));
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // Not Linux: fall back below.
+  }
+  return field === "VmHWM" ? process.resourceUsage().maxRSS * 1024 : process.memoryUsage().rss;
+}
+
+async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult> {
+  const base = { client: task.client, scenario: task.scenario, runtime, baseRssBytes };
+  if (task.client === "pipeline" || task.client === "raw-get") {
+    const hit = await prepareHit(task.client, task.url, task.scenario === "hit-seq" ? 1 : 100);
+    const loadsBefore = hit.loads();
+    const m = await measure(hit.run, task.warmupMs, task.durationMs);
+    const extra = hit.loads() - loadsBefore;
+    await hit.close();
+    if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
+    return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), layers: hit.layers };
+  }
+  const client = await openClient(task.client, task.url, task.resp);
+  const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs);
+  await client.close();
+  return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM") };
+}
+
+const baseRssBytes = rss("VmRSS");
+const task = JSON.parse(process.argv[2] ?? "{}") as WorkerTask;
+let result: WorkerResult;
+try {
+  result = await run(task, baseRssBytes);
+} catch (error) {
+  result = {
+    client: task.client,
+    scenario: task.scenario,
+    runtime,
+    ops: 0,
+    elapsedMs: 0,
+    opsPerSec: 0,
+    peakRssBytes: rss("VmHWM"),
+    baseRssBytes,
+    error: error instanceof Error ? error.message : String(error),
+  };
+}
+process.stdout.write(JSON.stringify(result) + "\n");
+// Bun's client and node-redis may keep timers alive: the measurement is over.
+process.exit(0);
