@@ -1,0 +1,106 @@
+/**
+ * Codecs turn values into the payload stored after the envelope header, and
+ * back. The built-in ones: `json` (the default), `string` and `bytes`
+ * (binary safe); a custom codec is any `{ encode, decode }` pair.
+ *
+ * @module
+ */
+
+/**
+ * A custom codec. `encode` throws (preferably a `TypeError`) for a value it
+ * cannot represent: the caller then gets a `TypeError` and nothing is cached.
+ * `decode` throwing makes the stored value a miss, counted in `decodeErrors`.
+ */
+export interface Codec<T> {
+  /** The payload to store for `value`. */
+  encode(value: T): string | Uint8Array;
+  /** The value a stored payload stands for (a copy the caller may keep). */
+  decode(payload: Uint8Array): T;
+}
+
+/** The `codec` option: a built-in codec's name or a custom codec. */
+export type CodecOption<T> = "json" | "string" | "bytes" | Codec<T>;
+
+/** A codec with a name, decoding text or bytes (an adapter may return text). */
+export interface ResolvedCodec {
+  readonly name: string;
+  readonly binary: boolean;
+  encode(value: unknown): string | Uint8Array;
+  decode(payload: Uint8Array | string): unknown;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const toBytes = new TextEncoder();
+
+function text(payload: Uint8Array | string): string {
+  return typeof payload === "string" ? payload : utf8.decode(payload);
+}
+
+function kind(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "object") return (value as object).constructor?.name ?? "object";
+  return typeof value;
+}
+
+const json: ResolvedCodec = {
+  name: "json",
+  binary: false,
+  encode(value) {
+    // JSON.stringify throws TypeError itself for BigInt and cycles; it
+    // returns undefined for functions and symbols, which would store nothing.
+    const out = JSON.stringify(value);
+    if (out === undefined) throw new TypeError(`a ${kind(value)} has no JSON form`);
+    return out;
+  },
+  decode: (payload) => JSON.parse(text(payload)),
+};
+
+const string: ResolvedCodec = {
+  name: "string",
+  binary: false,
+  encode(value) {
+    if (typeof value !== "string") throw new TypeError(`expected a string, got ${kind(value)}`);
+    return value;
+  },
+  decode: text,
+};
+
+const bytes: ResolvedCodec = {
+  name: "bytes",
+  binary: true,
+  encode(value) {
+    if (!(value instanceof Uint8Array)) throw new TypeError(`expected a Uint8Array, got ${kind(value)}`);
+    return value;
+  },
+  // A copy: a view would keep the whole socket chunk it came from alive.
+  decode: (payload) => (typeof payload === "string" ? toBytes.encode(payload) : payload.slice()),
+};
+
+/**
+ * Resolve the `codec` option.
+ *
+ * @throws {TypeError} for an unknown name or an object without `encode` and `decode` functions.
+ */
+export function resolveCodec(option: unknown): ResolvedCodec {
+  if (option === undefined || option === "json") return json;
+  if (option === "string") return string;
+  if (option === "bytes") return bytes;
+  if (
+    option !== null && typeof option === "object" &&
+    typeof (option as Codec<unknown>).encode === "function" &&
+    typeof (option as Codec<unknown>).decode === "function"
+  ) {
+    const custom = option as Codec<unknown>;
+    return {
+      name: "custom",
+      binary: true,
+      encode: (value) => custom.encode(value),
+      decode: (payload) => custom.decode(typeof payload === "string" ? toBytes.encode(payload) : payload.slice()),
+    };
+  }
+  throw new TypeError(
+    `Cannot create pipeline: 'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got ${
+      typeof option === "string" ? JSON.stringify(option) : typeof option
+    }`,
+  );
+}

@@ -1,0 +1,242 @@
+/**
+ * The shapes shared by the pipeline and every strategy: what a read produces
+ * (an {@linkcode Entry} judged by a {@linkcode Verdict}), what a fill
+ * receives and returns ({@linkcode FillRequest}, {@linkcode Outcome}), what a
+ * write shapes ({@linkcode WritePlan}), and the per-cache services a strategy
+ * is given when it joins a pipeline ({@linkcode CacheContext}).
+ *
+ * Strategies import this file and nothing above it, so the dependency graph
+ * stays a tree: pipeline -> strategies -> _types -> resp.
+ *
+ * @module
+ */
+import type { Arg, RedisLike, Reply } from "../resp/types.ts";
+
+/**
+ * What a cached value is about. A string, or a tuple of the inputs that change
+ * the value (tenant, scope, locale, version...); both are hashed into keys.
+ */
+export type Identity = string | readonly (string | number)[];
+
+/** What a loader receives. */
+export interface LoaderContext {
+  /**
+   * Fires when no caller in this process waits for the load any more (every
+   * coalesced caller gave up). A loader may stop then, or finish anyway so
+   * that waiters in other processes get the value.
+   */
+  readonly signal: AbortSignal;
+  /** The identity passed to `get`. */
+  readonly identity: Identity;
+}
+
+/**
+ * Calls the origin. Returning `undefined` means "not found" (cached for
+ * `negativeTtlMs` when that is positive).
+ */
+export type Loader<T> = (ctx: LoaderContext) => T | Promise<T>;
+
+/** The Redis keys of one identity; both share one hash tag (one cluster slot). */
+export interface Keys {
+  /** Holds the envelope: `<namespace>:{<digest>}:data`. */
+  readonly data: string;
+  /** Holds the lease token while a caller loads: `<namespace>:{<digest>}:lease`. */
+  readonly lease: string;
+}
+
+/**
+ * A decoded cache entry and where it stands in its life. All durations come
+ * from the key's server-side PTTL and the windows stored in the envelope,
+ * never from a local clock.
+ */
+export interface Entry {
+  /** The decoded value; `undefined` for a negative entry. */
+  readonly value: unknown;
+  /** True when the origin said "not found". */
+  readonly negative: boolean;
+  /** The key's remaining physical TTL in ms (`Infinity` when it has none). */
+  readonly pttl: number;
+  /** Remaining fresh time in ms: `pttl - staleMs - ifErrorMs`; zero or less once expired. */
+  readonly freshMs: number;
+  /** The stale window stored at publish time (served stale, refreshed in the background). */
+  readonly staleMs: number;
+  /** The error window stored at publish time (served only when a reload fails). */
+  readonly ifErrorMs: number;
+  /** How long the load that produced this entry took, in ms. */
+  readonly loadMs: number;
+}
+
+/**
+ * A read strategy's judgement of an entry:
+ * - `hit`: serve it;
+ * - `refresh`: serve it and refresh early in the background (xfetch);
+ * - `stale`: serve it stale and refresh in the background (swr);
+ * - `miss`: load; `fallback` is served if the load fails (stale-if-error).
+ */
+export type Verdict =
+  | { readonly kind: "hit" }
+  | { readonly kind: "refresh" }
+  | { readonly kind: "stale" }
+  | { readonly kind: "miss"; readonly fallback?: Entry };
+
+/** What a fill step is asked to do. Strategies pass a copy (`{ ...req, x }`) downstream. */
+export interface FillRequest {
+  readonly keys: Keys;
+  readonly identity: Identity;
+  /** The TTL (fresh window) this call publishes with. */
+  readonly ttlMs: number;
+  /**
+   * Fires when nobody in this process waits for the result any more. Waiting
+   * and reading obey it; loading, publishing and releasing do not (an owner
+   * whose caller left still publishes for the others).
+   */
+  readonly signal: AbortSignal;
+  /** True for a background refresh: it never waits for another owner. */
+  readonly background: boolean;
+  /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
+  readonly seen: Entry | undefined;
+  /** The lease token held by this call (set by `lease()`); publication checks it. */
+  readonly token?: string;
+}
+
+/** How a fill ended. */
+export interface Outcome {
+  /** `origin`: this call loaded it; `cache`: another owner's value was read; `skipped`: a background refresh found another refresher. */
+  readonly from: "origin" | "cache" | "skipped";
+  /** The value to return (`undefined` for not found, or when skipped). */
+  readonly value: unknown;
+  /** True when this call's value was stored in Redis (and the lease dropped with it). */
+  readonly published: boolean;
+}
+
+/** One step of the fill chain: loads (or obtains) the value for a request. */
+export type Fill = (req: FillRequest) => Promise<Outcome>;
+
+/** What the write phase publishes; write strategies adjust it in place. */
+export interface WritePlan {
+  /** True for a "not found" marker. */
+  readonly negative: boolean;
+  /** The fresh window in ms (the TTL, or `negativeTtlMs` for a negative entry). */
+  freshMs: number;
+  /** The stale window in ms added after the fresh one. */
+  staleMs: number;
+  /** The error window in ms added after the stale one. */
+  ifErrorMs: number;
+  /** The measured load duration in ms. */
+  readonly loadMs: number;
+}
+
+/** The result of one read round trip. */
+export interface ReadResult {
+  /** The reply of the extra command sent in the same round trip, if any. */
+  readonly extra: Reply | undefined;
+  /** The decoded entry, or `undefined` when absent, expired or undecodable. */
+  readonly entry: Entry | undefined;
+}
+
+/** Counters returned by `cache.stats()`. */
+export interface CacheStats {
+  /** Fresh entries served. */
+  hits: number;
+  /** Reads that found nothing servable and went to the fill phase. */
+  misses: number;
+  /** Stale entries served (swr stale window, stale-if-error, or a shed call). */
+  stale: number;
+  /** Early refreshes started by xfetch. */
+  earlyRefreshes: number;
+  /** Origin loads started. */
+  loads: number;
+  /** Origin loads that failed (including values the codec could not encode). */
+  loadErrors: number;
+  /** Leases won. */
+  leasesWon: number;
+  /** Callers that waited for another owner. */
+  waits: number;
+  /** Publishes rejected because the lease had expired or been invalidated. */
+  lateRejected: number;
+  /** Callers that joined an in-process load. */
+  coalesced: number;
+  /** Calls refused by `limit()`. */
+  shed: number;
+  /** Waits and calls that ran out of time. */
+  timeouts: number;
+  /** Stored values that were not a valid envelope or did not decode. */
+  decodeErrors: number;
+  /** Background refreshes dropped because `maxRefreshes` were already running. */
+  refreshesDropped: number;
+  /** Background refreshes that failed (origin error, shed, Redis error); the entry keeps its deadline. */
+  refreshErrors: number;
+  /** Exceptions thrown by `onEvent` (ignored otherwise). */
+  eventErrors: number;
+}
+
+/**
+ * An observable event, emitted to `onEvent`. `key` is the data key (never the
+ * identity, which may be sensitive).
+ */
+export type CacheEvent =
+  | { readonly type: "hit" | "miss" | "stale" | "early-refresh"; readonly key: string }
+  | { readonly type: "load-start"; readonly key: string; readonly background: boolean }
+  | { readonly type: "load-end"; readonly key: string; readonly durationMs: number; readonly error?: unknown }
+  | { readonly type: "lease-won" | "lease-lost" | "wait" | "late-publish"; readonly key: string }
+  | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
+  | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
+  | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown };
+
+/** Services a cache offers the strategies that joined it. */
+export interface CacheContext {
+  readonly redis: RedisLike;
+  readonly namespace: string;
+  /** The channel publications and releases announce the data key on. */
+  readonly channel: string;
+  /** The pipeline's default TTL. */
+  readonly ttlMs: number;
+  /** Per-command timeout used when the caller gave no shorter one. */
+  readonly commandTimeoutMs: number;
+  /** The injected clock (durations only) and random source in [0, 1). */
+  readonly now: () => number;
+  readonly random: () => number;
+  /** How waiters learn about publications: `auto` (RESP3 push when available), `poll`, or a client to subscribe on. */
+  readonly wakeups: WakeupSource;
+  /** Record an event: bump its counter and call `onEvent`. */
+  emit(event: CacheEvent): void;
+  /**
+   * Read the data key (GET and PTTL, one round trip), sending `extra` first in
+   * the same write when given (e.g. the lease's `SET NX`).
+   */
+  read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult>;
+  /** Whether a re-read entry may stand in for a load (fresh, and newer than `seen`). */
+  accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry;
+}
+
+/** A client that can receive RESP3 push frames (our `RedisClient` with `resp: 3`). */
+export interface PushCapable extends RedisLike {
+  onPush(listener: (push: Reply[]) => void): () => void;
+}
+
+/** `auto`: subscribe on `redis` when it is a RESP3 client; `poll`: never subscribe; or a RESP3 client to subscribe on. */
+export type WakeupSource = "auto" | "poll" | PushCapable;
+
+/**
+ * A policy taking part in one or more phases of `get`. Strategies are plain
+ * objects returned by factories; one object joins one cache (it may keep
+ * per-cache state). Hooks are optional:
+ * - `attach` runs once when the pipeline is built (validate against its TTL, keep the context);
+ * - `checkTtl` validates a per-call `ttlMs`;
+ * - `read` turns the entry into a verdict (read phase);
+ * - `fill` wraps the next fill step like middleware (fill phase; first strategy outermost);
+ * - `write` shapes what is published (write phase);
+ * - `close` releases what `attach` acquired.
+ */
+export interface Strategy {
+  /** Names the strategy in errors and stack traces. */
+  readonly name: string;
+  attach?(cache: CacheContext): void;
+  checkTtl?(ttlMs: number): void;
+  read?(verdict: Verdict, entry: Entry | undefined): Verdict;
+  fill?(next: Fill): Fill;
+  write?(plan: WritePlan): void;
+  /** The most background refreshes this strategy allows at once per cache (swr's `maxRefreshes`). */
+  readonly maxRefreshes?: number;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,90 @@
+/**
+ * `coalesce()`: in-process single flight per data key.
+ *
+ * @module
+ */
+import type { CacheContext, Outcome, Strategy } from "./_types.ts";
+
+/** The strategy {@linkcode coalesce} returns. */
+export interface CoalesceStrategy extends Strategy {
+  readonly name: "coalesce";
+  /** Loads in flight right now (entries leave on success and on failure). */
+  readonly size: number;
+}
+
+interface Flight {
+  readonly promise: Promise<Outcome>;
+  readonly controller: AbortController;
+  callers: number;
+}
+
+/**
+ * Share one fill among the callers of this process that miss the same key at
+ * the same time: the first starts it, the others join it (counted as
+ * `coalesced`) and get its value or its error.
+ *
+ * Each caller keeps its own signal and timeout and may leave early; the
+ * shared load's signal fires only once every caller waiting on it has gone.
+ * The flight leaves the map when it settles, success or failure, so an error
+ * is never served to later callers.
+ *
+ * @returns a strategy for {@linkcode pipeline}; one object per cache.
+ * @example Fifty callers, one load
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { coalesce } from "./coalesce.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 1000 }, coalesce());
+ * let loads = 0;
+ * await Promise.all(Array.from({ length: 50 }, () => cache.get("coalesce-example", () => ++loads)));
+ * console.log(loads); // 1
+ * await cache.close();
+ * await redis.close();
+ * ```
+ */
+export function coalesce(): CoalesceStrategy {
+  const flights = new Map<string, Flight>();
+  let cache: CacheContext | undefined;
+  return {
+    name: "coalesce",
+    get size() {
+      return flights.size;
+    },
+    attach(c) {
+      cache = c;
+    },
+    fill(next) {
+      return function coalesced(req) {
+        const key = req.keys.data;
+        let flight = flights.get(key);
+        if (flight === undefined) {
+          const controller = new AbortController();
+          const promise = next({ ...req, signal: controller.signal });
+          const created: Flight = { promise, controller, callers: 0 };
+          flights.set(key, created);
+          const leave = () => {
+            if (flights.get(key) === created) flights.delete(key);
+          };
+          promise.then(leave, leave);
+          flight = created;
+        } else {
+          cache?.emit({ type: "coalesced", key });
+        }
+        const joined = flight;
+        joined.callers++;
+        const signal = req.signal;
+        const onAbort = () => {
+          if (--joined.callers === 0) joined.controller.abort(signal.reason);
+        };
+        if (signal.aborted) onAbort();
+        else {
+          signal.addEventListener("abort", onAbort, { once: true });
+          const forget = () => signal.removeEventListener("abort", onAbort);
+          joined.promise.then(forget, forget);
+        }
+        return joined.promise;
+      };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Errors a cache caller may branch on: {@linkcode OverloadedError} when
+ * `limit()` shed the call, and {@linkcode TimeoutError} (shared with the RESP
+ * client) when a wait or the call's own timeout ran out.
+ *
+ * @module
+ */
+import type { HerdlessErrorOptions } from "../resp/errors.ts";
+
+export { isTimeoutError, TimeoutError } from "../resp/errors.ts";
+
+/**
+ * `limit()` refused to start an origin load: `concurrency` loads were already
+ * in flight and none finished within `queueMs`. The origin was not called.
+ *
+ * @example Shed load gracefully
+ * ```ts
+ * import { isOverloadedError, OverloadedError } from "./errors.ts";
+ * const error = new OverloadedError("Cannot load herdless:{x}:data: 4 loads in flight", 4, 0);
+ * console.log(isOverloadedError(error), error.concurrency); // true 4
+ * ```
+ */
+export class OverloadedError extends Error {
+  /** The limit that was reached. */
+  readonly concurrency: number;
+  /** How long the call queued before it was shed, in ms. */
+  readonly queuedMs: number;
+  constructor(message: string, concurrency: number, queuedMs: number, options?: HerdlessErrorOptions) {
+    super(message, options);
+    this.name = "OverloadedError";
+    this.concurrency = concurrency;
+    this.queuedMs = queuedMs;
+  }
+}
+
+/**
+ * True when `e` is an {@linkcode OverloadedError} from any copy of herdless
+ * (a Deno copy and an npm copy may both be loaded, so `instanceof` alone is not enough).
+ *
+ * @example
+ * ```ts
+ * import { isOverloadedError } from "./errors.ts";
+ * console.log(isOverloadedError(new Error("x"))); // false
+ * ```
+ */
+export function isOverloadedError(e: unknown): e is OverloadedError {
+  return e instanceof Error && e.name === "OverloadedError";
+}

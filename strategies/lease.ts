@@ -1,0 +1,201 @@
+/**
+ * `lease()`: one owner across every process sharing the Redis server.
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { clearInterval, setInterval } from "node:timers";
+import { TimeoutError } from "../resp/errors.ts";
+import { releaseScript, renewScript } from "./_scripts.ts";
+import type { CacheContext, Fill, FillRequest, Outcome, Strategy } from "./_types.ts";
+import { boolean, optionsObject, positiveInt } from "./_validate.ts";
+import { type Ticket, Wakeups } from "./_wakeup.ts";
+
+/** Options of {@linkcode lease}. */
+export interface LeaseOptions {
+  /**
+   * How long a lease lasts before Redis drops it. It must outlast a normal
+   * load (or set `renew`): an owner whose lease expires before it publishes
+   * is rejected, and a crashed owner blocks waiters for at most this long.
+   * @default {1500}
+   */
+  leaseMs?: number;
+  /** How long a caller waits for another owner's load before a `TimeoutError` (never an origin call). @default {2000} */
+  waitMs?: number;
+  /** Extend the lease (token-checked) every `leaseMs / 3` while the loader runs. @default {false} */
+  renew?: boolean;
+}
+
+/** The strategy {@linkcode lease} returns, with its settings. */
+export interface LeaseStrategy extends Strategy {
+  readonly name: "lease";
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly renew: boolean;
+}
+
+// How often a waiter looks again when no announcement came: often when it
+// relies on polling, rarely when announcements arrive by push (polling then
+// only covers a lost message or an expired lease, which announces nothing).
+const POLL_MS = 50;
+const PUSH_POLL_MS = 250;
+
+/**
+ * Cross-process single flight through a Redis lease.
+ *
+ * A caller that misses takes the lease with `SET lease token NX PX leaseMs`,
+ * sent in the same round trip as a re-read of the data key, so a value
+ * published between its first read and the lease is used instead of loaded
+ * again. The owner loads and publishes through one script that stores the
+ * value only while its token still holds the lease; if it fails, it releases
+ * the lease at once so a waiter can take over. Other callers wait: woken by
+ * the publication (pub/sub push on a RESP3 connection) or by polling with
+ * jitter, until `waitMs` or their own timeout or signal runs out; then they
+ * get a `TimeoutError` and the origin is never called for them. A background
+ * refresh that finds the lease taken does nothing: someone is refreshing.
+ *
+ * @param options lease duration, wait limit and renewal.
+ * @returns a strategy for {@linkcode pipeline}; one object per cache.
+ * @throws {RangeError} when `leaseMs` or `waitMs` is not a positive integer.
+ * @throws {TypeError} when `renew` is not a boolean.
+ * @example One origin call across processes
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { coalesce } from "./coalesce.ts";
+ * import { lease } from "./lease.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * const redis = await connect({ url: process.env.REDIS_URL, resp: 3 });
+ * const cache = pipeline({ redis, ttlMs: 60_000 }, coalesce(), lease({ leaseMs: 3000, waitMs: 5000 }));
+ * console.log(await cache.get("report", () => "expensive"));
+ * await cache.close();
+ * await redis.close();
+ * ```
+ */
+export function lease(options?: LeaseOptions): LeaseStrategy {
+  const o = optionsObject<LeaseOptions>("create lease", options);
+  const leaseMs = positiveInt("create lease", "leaseMs", o.leaseMs ?? 1500);
+  const waitMs = positiveInt("create lease", "waitMs", o.waitMs ?? 2000);
+  const renew = boolean("create lease", "renew", o.renew ?? false);
+  let cache: CacheContext | undefined;
+  let wakeups: Wakeups | undefined;
+
+  function context(): CacheContext {
+    if (cache === undefined) throw new Error("Cannot use lease(): it has not joined a pipeline");
+    return cache;
+  }
+
+  // Give the lease up. A failure here is harmless: the lease expires by itself.
+  async function release(c: CacheContext, req: FillRequest, token: string): Promise<void> {
+    try {
+      await releaseScript(c.redis, req.keys, token, c.channel, { timeoutMs: c.commandTimeoutMs });
+    } catch {
+      // Lease expiry is the recovery path for an unreachable server.
+    }
+  }
+
+  async function own(c: CacheContext, next: Fill, req: FillRequest, token: string): Promise<Outcome> {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    if (renew) {
+      timer = setInterval(function renewLease() {
+        renewScript(c.redis, req.keys, token, leaseMs, { timeoutMs: c.commandTimeoutMs }).then(
+          (held) => held || clearInterval(timer),
+          () => {}, // The next tick retries; expiry is the fallback.
+        );
+      }, Math.max(1, Math.floor(leaseMs / 3)));
+    }
+    let outcome: Outcome | undefined;
+    try {
+      outcome = await next({ ...req, token });
+      return outcome;
+    } finally {
+      clearInterval(timer);
+      // Publication dropped the lease already; otherwise (a failure, a
+      // not-found that is not cached) waiters must not sit out the lease.
+      if (outcome?.published !== true) await release(c, req, token);
+    }
+  }
+
+  return {
+    name: "lease",
+    leaseMs,
+    waitMs,
+    renew,
+    attach(c) {
+      cache = c;
+      wakeups = new Wakeups(c.wakeups, c.redis, c.channel);
+    },
+    fill(next) {
+      return async function leased(req) {
+        const c = context();
+        const key = req.keys.data;
+        const started = c.now();
+        let ticket: Ticket | undefined;
+        let pushed = false;
+        if (!req.background) {
+          // Watch before the first read: an announcement for a publish that
+          // lands after that read is then never missed.
+          pushed = await wakeups!.ready();
+          ticket = await wakeups!.watch(key);
+        }
+        let waiting = false;
+        let acquire = true;
+        try {
+          for (;;) {
+            ticket?.arm();
+            if (acquire) {
+              const token = randomUUID();
+              // No signal on this read: a SET NX aborted after it was written
+              // could hold a lease nobody knows about until it expires.
+              const { extra, entry } = await c.read(req.keys, undefined, ["SET", req.keys.lease, token, "NX", "PX", leaseMs]);
+              if (extra === "OK") {
+                c.emit({ type: "lease-won", key });
+                if (req.signal.aborted || c.accepts(entry, req.seen)) {
+                  await release(c, req, token);
+                  if (req.signal.aborted) throw req.signal.reason;
+                  // Published between our first read and the lease: never load twice.
+                  return { from: "cache", value: entry!.value, published: false };
+                }
+                return await own(c, next, req, token);
+              }
+              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+              if (req.background) return { from: "skipped", value: undefined, published: false };
+            } else {
+              // A waiter looks before it leaps: after a publication the lease
+              // is free too, and taking it only to find the value would cost
+              // a release and a spurious lease.
+              const { extra, entry } = await c.read(req.keys, req.signal, ["EXISTS", req.keys.lease]);
+              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+              if (extra === 0) {
+                // The owner failed, expired or was invalidated: take over.
+                acquire = true;
+                continue;
+              }
+            }
+            acquire = false;
+            if (!waiting) {
+              waiting = true;
+              c.emit({ type: "lease-lost", key });
+              c.emit({ type: "wait", key });
+            }
+            const waited = c.now() - started;
+            if (waited >= waitMs) {
+              c.emit({ type: "timeout", key, waitedMs: Math.round(waited) });
+              throw new TimeoutError(
+                `Cannot get ${key}: another caller's load did not finish within waitMs (${waitMs} ms)`,
+                Math.round(waited),
+              );
+            }
+            const base = Math.min(pushed ? PUSH_POLL_MS : POLL_MS, leaseMs);
+            const delay = base / 2 + c.random() * (base / 2);
+            await ticket!.wait(Math.min(waitMs - waited, delay), req.signal);
+          }
+        } finally {
+          ticket?.close();
+        }
+      };
+    },
+    async close() {
+      await wakeups?.close();
+    },
+  };
+}

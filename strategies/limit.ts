@@ -1,0 +1,136 @@
+/**
+ * `limit()`: bound origin concurrency and shed what cannot start in time.
+ *
+ * @module
+ */
+import { clearTimeout, setTimeout } from "node:timers";
+import { OverloadedError } from "./errors.ts";
+import type { CacheContext, FillRequest, Outcome, Strategy } from "./_types.ts";
+import { nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+
+/** Options of {@linkcode limit}. */
+export interface LimitOptions {
+  /** Most loads in flight at once per cache. */
+  concurrency: number;
+  /** How long a load may queue for a free slot before it is shed; 0 sheds at once. @default {0} */
+  queueMs?: number;
+}
+
+/** The strategy {@linkcode limit} returns, with its settings and live counts. */
+export interface LimitStrategy extends Strategy {
+  readonly name: "limit";
+  readonly concurrency: number;
+  readonly queueMs: number;
+  /** Loads running now. */
+  readonly active: number;
+  /** Loads queued for a slot now. */
+  readonly queued: number;
+}
+
+interface Queued {
+  readonly start: () => void;
+  readonly req: FillRequest;
+}
+
+/**
+ * At most `concurrency` loads run at once in this cache; a load that cannot
+ * start within `queueMs` is refused with {@linkcode OverloadedError}
+ * (counted in `shed`), and the origin is not called for it. A caller that
+ * `swr()` lets hold a stale value gets that value instead of the error.
+ * Queued loads start in arrival order; a queued caller that gives up leaves
+ * the queue.
+ *
+ * What the limit counts depends on its place in the pipeline: after
+ * `lease()` it counts origin loads only; before it, lease waiters hold slots too.
+ *
+ * @param options the limit and the queueing time.
+ * @returns a strategy for {@linkcode pipeline}; one object per cache.
+ * @throws {RangeError} when `concurrency` is not a positive integer or `queueMs` not a non-negative integer.
+ * @example Four loads at a time, shed after 100 ms in the queue
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { lease } from "./lease.ts";
+ * import { limit } from "./limit.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 5000 }, lease(), limit({ concurrency: 4, queueMs: 100 }));
+ * console.log(await cache.get("limit-example", () => "v")); // "v"
+ * await cache.close();
+ * await redis.close();
+ * ```
+ */
+export function limit(options: LimitOptions): LimitStrategy {
+  const o = optionsObject<LimitOptions>("create limit", options);
+  const concurrency = positiveInt("create limit", "concurrency", o.concurrency);
+  const queueMs = nonNegativeInt("create limit", "queueMs", o.queueMs ?? 0);
+  const queue: Queued[] = [];
+  let active = 0;
+  let cache: CacheContext | undefined;
+
+  function shed(req: FillRequest, queuedMs: number): OverloadedError {
+    cache?.emit({ type: "shed", key: req.keys.data });
+    return new OverloadedError(
+      `Cannot load ${req.keys.data}: ${concurrency} loads in flight and no slot freed within queueMs (${queueMs} ms)`,
+      concurrency,
+      queuedMs,
+    );
+  }
+
+  function done(): void {
+    const waiting = queue.shift();
+    if (waiting === undefined) active--;
+    else waiting.start(); // The slot passes straight on: `active` is unchanged.
+  }
+
+  return {
+    name: "limit",
+    concurrency,
+    queueMs,
+    get active() {
+      return active;
+    },
+    get queued() {
+      return queue.length;
+    },
+    attach(c) {
+      cache = c;
+    },
+    fill(next) {
+      return function limited(req): Promise<Outcome> {
+        const run = () => next(req).finally(done);
+        if (active < concurrency) {
+          active++;
+          return run();
+        }
+        if (queueMs === 0) return Promise.reject(shed(req, 0));
+        if (req.signal.aborted) return Promise.reject(req.signal.reason);
+        return new Promise<Outcome>((resolve, reject) => {
+          const since = cache?.now() ?? 0;
+          const leave = () => {
+            const i = queue.indexOf(item);
+            if (i >= 0) queue.splice(i, 1);
+            clearTimeout(timer);
+            req.signal.removeEventListener("abort", onAbort);
+          };
+          const onAbort = () => {
+            leave();
+            reject(req.signal.reason);
+          };
+          const item: Queued = {
+            req,
+            start: () => {
+              leave();
+              run().then(resolve, reject);
+            },
+          };
+          const timer = setTimeout(() => {
+            leave();
+            reject(shed(req, Math.round((cache?.now() ?? since) - since)));
+          }, queueMs);
+          queue.push(item);
+          req.signal.addEventListener("abort", onAbort, { once: true });
+        });
+      };
+    },
+  };
+}

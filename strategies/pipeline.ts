@@ -1,0 +1,364 @@
+/**
+ * `pipeline()`: strategies composed into a cache. A `get` reads the entry (one
+ * round trip), lets the read strategies judge it, and on a miss runs the fill
+ * chain (first strategy outermost) down to the origin load and its publication.
+ *
+ * @module
+ */
+import type { Arg, RedisLike } from "../resp/types.ts";
+import { CallScope, race } from "./_call.ts";
+import { type CodecOption, type ResolvedCodec, resolveCodec } from "./_codec.ts";
+import { checkNamespace, keysFor } from "./_keys.ts";
+import { Publisher } from "./_publish.ts";
+import { Recorder } from "./_stats.ts";
+import type {
+  CacheContext,
+  CacheEvent,
+  CacheStats,
+  Entry,
+  Fill,
+  FillRequest,
+  Identity,
+  Keys,
+  Loader,
+  Outcome,
+  Strategy,
+  Verdict,
+  WakeupSource,
+} from "./_types.ts";
+import { func, nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+
+/** Options of {@linkcode pipeline}. */
+export interface PipelineOptions<T> {
+  /** Our `RedisClient` (with `resp: 3`, waiters are woken by push), a cluster client, or any `{ send }` adapter. */
+  redis: RedisLike;
+  /** How long a published value stays fresh, in ms (a call may pass its own `ttlMs`). */
+  ttlMs: number;
+  /** Prefix of every key; must not contain `{` or `}` (the hash tag follows it). @default {"herdless"} */
+  namespace?: string;
+  /** How long a "not found" (a loader returning `undefined`) is cached, in ms; 0 caches nothing. @default {0} */
+  negativeTtlMs?: number;
+  /** How values are stored: `"json"`, `"string"`, `"bytes"` (binary safe) or `{ encode, decode }`. @default {"json"} */
+  codec?: CodecOption<T>;
+  /** Timeout of each Redis command the cache sends when the caller's own deadline is not sooner, in ms. @default {1000} */
+  commandTimeoutMs?: number;
+  /** How lease waiters learn of publications: `"auto"` (RESP3 push when `redis` supports it), `"poll"`, or a RESP3 client to subscribe on. @default {"auto"} */
+  wakeups?: WakeupSource;
+  /** A millisecond clock, used only to measure durations (load time, waits); never compared across machines. @default {() => performance.now()} */
+  now?: () => number;
+  /** A random source in [0, 1) (jitter, xfetch, poll spacing). @default {Math.random} */
+  random?: () => number;
+  /** Receives every event (hit, miss, load-end with its duration...); a throwing hook is counted in `eventErrors` and ignored. */
+  onEvent?: (event: CacheEvent) => void;
+}
+
+/** Options of one {@linkcode Cache.get} call. */
+export interface GetOptions {
+  /** Abort this call (it rejects with `signal.reason`); a load it started still publishes for others. */
+  signal?: AbortSignal;
+  /** Reject with `TimeoutError` after this many ms; waits and Redis commands end with it. */
+  timeoutMs?: number;
+  /** The fresh window if this call publishes, instead of the pipeline's `ttlMs`. */
+  ttlMs?: number;
+}
+
+/** A cache built by {@linkcode pipeline}. */
+export interface Cache<T> {
+  /**
+   * The cached value of `identity`, loading it with `loader` when it is
+   * missing (how depends on the strategies). Resolves `undefined` for a "not
+   * found" (the loader returned `undefined`). Rejects with the Redis error when
+   * Redis cannot be read (the origin is then never called), `TimeoutError`
+   * when a wait or `timeoutMs` runs out, `OverloadedError` when `limit()`
+   * sheds the call, the loader's error, or a `TypeError` when the codec
+   * cannot encode the loaded value (nothing is cached then).
+   */
+  get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T>;
+  /** Drop the value and any lease together, so a load already running cannot publish its older snapshot (under `lease()`). */
+  invalidate(identity: Identity): Promise<void>;
+  /** The Redis keys of `identity`. */
+  keys(identity: Identity): Keys;
+  /** A copy of the counters. */
+  stats(): CacheStats;
+  /** Refuse new calls, wait for loads and background refreshes still running, then release subscriptions. The Redis connection stays open. */
+  close(): Promise<void>;
+}
+
+const CALL = Symbol("herdless.call");
+interface CallState {
+  readonly loader: Loader<unknown>;
+  /** Levels of the chain whose next() this request already called. */
+  readonly called: Set<number>;
+}
+type Request = FillRequest & { readonly [CALL]: CallState };
+
+const MISS: Verdict = { kind: "miss" };
+const HIT: Verdict = { kind: "hit" };
+const joined = new WeakSet<Strategy>();
+
+/**
+ * Compose strategies into a cache. The first strategy is the outermost fill
+ * step: in `pipeline(o, coalesce(), lease(), limit())` a call joins an
+ * in-process load first, then takes (or waits for) the Redis lease, then
+ * queues for an origin slot. Read strategies (`xfetch`, `swr`) and write
+ * strategies (`jitter`, `swr`) apply in the order given too.
+ *
+ * @param options the Redis connection, the TTL and the cache's settings.
+ * @param strategies the policies, outermost first; each object joins one cache only.
+ * @returns the cache.
+ * @throws {RangeError | TypeError} naming the first bad setting, or a strategy reused across caches.
+ * @example A cache that never stampedes
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { coalesce } from "./coalesce.ts";
+ * import { jitter } from "./jitter.ts";
+ * import { lease } from "./lease.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * import { swr } from "./swr.ts";
+ * import { xfetch } from "./xfetch.ts";
+ * const redis = await connect({ url: process.env.REDIS_URL, resp: 3 });
+ * const users = pipeline<{ name: string }>(
+ *   { redis, ttlMs: 60_000, namespace: "users" },
+ *   swr({ staleMs: 30_000 }), xfetch(), coalesce(), lease(), jitter({ spreadMs: 5_000 }),
+ * );
+ * const user = await users.get(["user", 42], ({ signal }) => ({ name: signal.aborted ? "?" : "Ada" }));
+ * console.log(user.name, users.stats().loads); // "Ada" 1
+ * await users.close();
+ * await redis.close();
+ * ```
+ */
+export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies: Strategy[]): Cache<T> {
+  return new PipelineCache<T>(options, strategies);
+}
+
+class PipelineCache<T> implements Cache<T> {
+  readonly #redis: RedisLike;
+  readonly #namespace: string;
+  readonly #ttlMs: number;
+  readonly #commandTimeoutMs: number;
+  readonly #codec: ResolvedCodec;
+  readonly #rec: Recorder;
+  readonly #strategies: readonly Strategy[];
+  readonly #readers: readonly Strategy[];
+  readonly #chain: Fill;
+  readonly #publisher: Publisher;
+  readonly #maxRefreshes: number;
+  readonly #refreshing = new Set<string>();
+  readonly #inflight = new Set<Promise<unknown>>();
+  // Background refreshes belong to the cache, not to a caller: nothing aborts them.
+  readonly #backgroundSignal = new AbortController().signal;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: PipelineOptions<T>, strategies: Strategy[]) {
+    const o = optionsObject<PipelineOptions<T>>("create pipeline", options);
+    const redis = o.redis;
+    if (redis === null || typeof redis !== "object" || typeof redis.send !== "function") {
+      throw new TypeError("Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
+    }
+    this.#redis = redis;
+    this.#ttlMs = positiveInt("create pipeline", "ttlMs", o.ttlMs);
+    this.#namespace = checkNamespace(o.namespace ?? "herdless");
+    const negativeTtlMs = nonNegativeInt("create pipeline", "negativeTtlMs", o.negativeTtlMs ?? 0);
+    this.#commandTimeoutMs = positiveInt("create pipeline", "commandTimeoutMs", o.commandTimeoutMs ?? 1000);
+    this.#codec = resolveCodec(o.codec);
+    const wakeups = o.wakeups ?? "auto";
+    if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
+      throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
+    }
+    const now = func<() => number>("create pipeline", "now", o.now ?? (() => performance.now()));
+    const random = func<() => number>("create pipeline", "random", o.random ?? Math.random);
+    const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>("create pipeline", "onEvent", o.onEvent);
+    this.#rec = new Recorder(onEvent);
+    strategies.forEach((s, i) => {
+      if (s === null || typeof s !== "object" || typeof s.name !== "string") {
+        throw new TypeError(`Cannot create pipeline: strategy ${i + 1} must be an object returned by a strategy factory`);
+      }
+      if (joined.has(s)) {
+        throw new TypeError(
+          `Cannot create pipeline: this ${s.name}() strategy already belongs to another cache; call ${s.name}() once per pipeline`,
+        );
+      }
+    });
+    for (const s of strategies) joined.add(s);
+    this.#strategies = strategies;
+    this.#readers = strategies.filter((s) => typeof s.read === "function");
+    const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
+    this.#maxRefreshes = cap === Infinity ? 16 : cap;
+
+    const channel = `${this.#namespace}:published`;
+    const context: CacheContext = {
+      redis,
+      namespace: this.#namespace,
+      channel,
+      ttlMs: this.#ttlMs,
+      commandTimeoutMs: this.#commandTimeoutMs,
+      now,
+      random,
+      wakeups,
+      emit: (event) => this.#rec.emit(event),
+      read: (keys, signal, extra) => this.#publisher.read(keys, signal, extra),
+      accepts,
+    };
+    this.#publisher = new Publisher(context, this.#codec, negativeTtlMs, strategies.filter((s) => typeof s.write === "function"));
+    for (const s of strategies) s.attach?.(context);
+    for (const s of strategies) s.checkTtl?.(this.#ttlMs);
+
+    let chain: Fill = (req) => this.#publisher.load(req, (req as Request)[CALL].loader);
+    for (let level = strategies.length - 1; level >= 0; level--) {
+      const s = strategies[level]!;
+      if (typeof s.fill === "function") chain = s.fill(guardNext(chain, s.name, level));
+    }
+    this.#chain = chain;
+  }
+
+  keys(identity: Identity): Keys {
+    return keysFor(this.#namespace, identity);
+  }
+
+  stats(): CacheStats {
+    return this.#rec.snapshot();
+  }
+
+  async get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
+    if (this.#closing !== undefined) throw new Error("Cannot get: the cache is closed");
+    func("get", "loader", loader);
+    const o = optionsObject<GetOptions>("get", options);
+    const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt("get", "timeoutMs", o.timeoutMs);
+    let ttlMs = this.#ttlMs;
+    if (o.ttlMs !== undefined) {
+      ttlMs = positiveInt("get", "ttlMs", o.ttlMs);
+      for (const s of this.#strategies) s.checkTtl?.(ttlMs);
+    }
+    const keys = this.keys(identity);
+    const scope = new CallScope(keys.data, o.signal, timeoutMs);
+    try {
+      return (await this.#get(keys, identity, loader as Loader<unknown>, ttlMs, scope.signal)) as T;
+    } catch (error) {
+      if (error === scope.timedOut && timeoutMs !== undefined) {
+        this.#rec.emit({ type: "timeout", key: keys.data, waitedMs: timeoutMs });
+      }
+      throw error;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async #get(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, signal: AbortSignal): Promise<unknown> {
+    const key = keys.data;
+    const { entry } = await this.#publisher.read(keys, signal);
+    let verdict = entry !== undefined && entry.freshMs > 0 ? HIT : MISS;
+    for (const s of this.#readers) verdict = s.read!(verdict, entry);
+    if (verdict.kind !== "miss" && entry !== undefined) {
+      if (verdict.kind === "stale") this.#rec.emit({ type: "stale", key });
+      else this.#rec.emit({ type: "hit", key });
+      if (verdict.kind === "refresh") this.#rec.emit({ type: "early-refresh", key });
+      if (verdict.kind !== "hit") this.#refresh(keys, identity, loader, ttlMs, entry);
+      return entry.value;
+    }
+    this.#rec.emit({ type: "miss", key });
+    const req: Request = {
+      keys,
+      identity,
+      ttlMs,
+      signal,
+      background: false,
+      seen: entry,
+      [CALL]: { loader, called: new Set() },
+    };
+    try {
+      // The fill outlives a caller who leaves: an owner keeps loading and
+      // publishing for the others, tracked so close() waits for it.
+      return (await race(this.#track(this.#fill(req)), signal)).value;
+    } catch (error) {
+      const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
+      if (fallback === undefined || signal.aborted) throw error;
+      // Stale-if-error: the old value beats the failure while its window lasts.
+      this.#rec.emit({ type: "stale", key });
+      return fallback.value;
+    }
+  }
+
+  async #fill(req: Request): Promise<Outcome> {
+    return await this.#chain(req);
+  }
+
+  #refresh(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, seen: Entry): void {
+    const key = keys.data;
+    if (this.#refreshing.has(key)) return;
+    if (this.#refreshing.size >= this.#maxRefreshes) {
+      this.#rec.emit({ type: "refresh-dropped", key });
+      return;
+    }
+    this.#refreshing.add(key);
+    const req: Request = {
+      keys,
+      identity,
+      ttlMs,
+      signal: this.#backgroundSignal,
+      background: true,
+      seen,
+      [CALL]: { loader, called: new Set() },
+    };
+    this.#track(
+      this.#fill(req)
+        .then(
+          () => {},
+          (error: unknown) => this.#rec.emit({ type: "refresh-error", key, error }),
+        )
+        .finally(() => this.#refreshing.delete(key)),
+    );
+  }
+
+  #track<P extends Promise<unknown>>(promise: P): P {
+    this.#inflight.add(promise);
+    const settle = () => this.#inflight.delete(promise);
+    promise.then(settle, settle);
+    return promise;
+  }
+
+  async invalidate(identity: Identity): Promise<void> {
+    const keys = this.keys(identity);
+    const options = { timeoutMs: this.#commandTimeoutMs };
+    // One DEL for both keys: the lease goes with the value, so an owner that
+    // loaded before this point fails its token check instead of republishing.
+    const deleted = this.#redis.send(["DEL", keys.data, keys.lease], options);
+    // Waiters on the dropped lease take over now instead of at its expiry.
+    const announced = this.#redis.send(["PUBLISH", `${this.#namespace}:published`, keys.data] as Arg[], options);
+    await Promise.all([deleted, announced]);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      // A settling fill can start nothing new (gets are refused), but loop in
+      // case one was added while we waited.
+      while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+      await Promise.all(this.#strategies.map((s) => s.close?.()));
+    })();
+    return this.#closing;
+  }
+}
+
+/** The default acceptance rule: a fresh entry newer than the one the read phase saw. */
+function accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry {
+  if (entry === undefined || entry.freshMs <= 0) return false;
+  // A key's PTTL only falls while it holds one value: a larger one means a
+  // new publication since `seen` (an early refresh must not take the very
+  // entry it is refreshing for a fresh one).
+  return seen === undefined || seen.freshMs <= 0 || entry.pttl > seen.pttl;
+}
+
+function guardNext(next: Fill, strategy: string, level: number): Fill {
+  return function nextStep(req) {
+    const state = (req as Request)[CALL];
+    if (state === undefined) {
+      return Promise.reject(
+        new TypeError(`Cannot fill: the '${strategy}' strategy must pass the request on as a copy ({ ...req })`),
+      );
+    }
+    if (state.called.has(level)) {
+      return Promise.reject(new Error(`Cannot fill: the '${strategy}' strategy called next() twice for one request`));
+    }
+    state.called.add(level);
+    return next(req);
+  };
+}

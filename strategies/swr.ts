@@ -1,0 +1,81 @@
+/**
+ * `swr()`: stale-while-revalidate and stale-if-error.
+ *
+ * @module
+ */
+import type { Strategy } from "./_types.ts";
+import { nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+
+/** Options of {@linkcode swr}. */
+export interface SwrOptions {
+  /** How long after the fresh window an entry is still served (stale) while one background refresh runs, in ms. */
+  staleMs: number;
+  /** How long after the stale window an entry is still served when its reload fails, in ms. @default {0} */
+  ifErrorMs?: number;
+  /** Most background refreshes running at once per cache; more are dropped and counted in `refreshesDropped`. @default {16} */
+  maxRefreshes?: number;
+}
+
+/** The strategy {@linkcode swr} returns, with its settings. */
+export interface SwrStrategy extends Strategy {
+  readonly name: "swr";
+  readonly staleMs: number;
+  readonly ifErrorMs: number;
+  readonly maxRefreshes: number;
+}
+
+/**
+ * Keep serving an entry after its fresh window while it is refreshed.
+ *
+ * Each published value lives `ttl + staleMs + ifErrorMs` in Redis (its
+ * physical TTL); the envelope records both windows so every reader agrees on
+ * them from the key's PTTL alone. A read in the stale window returns the
+ * stale value at once and starts one background refresh (under `lease()`,
+ * one across all processes; per cache at most `maxRefreshes` at a time,
+ * drained by `close()`). A read in the error window loads like a miss, but if
+ * the load fails (origin error, wait timeout, `OverloadedError`) it gets the
+ * old value instead of the error. A failed refresh never re-stores the old
+ * value, so it never moves the entry's final deadline. Not-found markers get
+ * no windows.
+ *
+ * @param options the windows and the refresh cap.
+ * @returns a strategy for {@linkcode pipeline}; one object per cache.
+ * @throws {RangeError} when `staleMs` or `ifErrorMs` is not a non-negative integer, or `maxRefreshes` not a positive integer.
+ * @example Serve stale for a minute, and for an hour if the origin is down
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { lease } from "./lease.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * import { swr } from "./swr.ts";
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 10_000 }, swr({ staleMs: 60_000, ifErrorMs: 3_600_000 }), lease());
+ * console.log(await cache.get("swr-example", () => "v")); // "v"
+ * await cache.close();
+ * await redis.close();
+ * ```
+ */
+export function swr(options: SwrOptions): SwrStrategy {
+  const o = optionsObject<SwrOptions>("create swr", options);
+  const staleMs = nonNegativeInt("create swr", "staleMs", o.staleMs);
+  const ifErrorMs = nonNegativeInt("create swr", "ifErrorMs", o.ifErrorMs ?? 0);
+  const maxRefreshes = positiveInt("create swr", "maxRefreshes", o.maxRefreshes ?? 16);
+  return {
+    name: "swr",
+    staleMs,
+    ifErrorMs,
+    maxRefreshes,
+    read(verdict, entry) {
+      if (verdict.kind !== "miss" || entry === undefined || entry.negative) return verdict;
+      // The windows are the ones stored with the entry, not ours: every
+      // reader judges an entry the same way, whatever it was configured with.
+      const staleLeft = entry.freshMs + entry.staleMs;
+      if (staleLeft > 0) return { kind: "stale" };
+      if (staleLeft + entry.ifErrorMs > 0) return { kind: "miss", fallback: entry };
+      return verdict;
+    },
+    write(plan) {
+      plan.staleMs = staleMs;
+      plan.ifErrorMs = ifErrorMs;
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Helpers shared by the strategy tests: exact-message rejection checks,
+ * held promises, barriers, counting origins, and polling for real events
+ * (a lease expiring in Redis), never for races.
+ */
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../resp/client.ts";
+import type { CacheEvent } from "../../strategies/_types.ts";
+
+/**
+ * Assert that `fn` rejects (or throws) an `ErrorClass` (matched by name too,
+ * so a second loaded copy still counts) whose message equals `message`, or
+ * matches it when it is a RegExp. Returns the error.
+ */
+export async function rejects(
+  fn: () => unknown,
+  ErrorClass: abstract new (...args: never[]) => Error,
+  message?: string | RegExp,
+): Promise<Error> {
+  let caught: unknown;
+  let threw = false;
+  try {
+    await fn();
+  } catch (error) {
+    caught = error;
+    threw = true;
+  }
+  if (!threw) assert.unreachable(`expected a ${ErrorClass.name}, but it resolved`);
+  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && caught.name !== ErrorClass.name)) {
+    assert.unreachable(`expected a ${ErrorClass.name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`);
+  }
+  const error = caught as Error;
+  if (typeof message === "string") assert.is(error.message, message);
+  else if (message !== undefined) assert.match(error.message, message);
+  return error;
+}
+
+/** A promise with its resolve and reject exposed, to hold a step until the test releases it. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Resolves `reached` once `n` parties have called `arrive()`; each `arrive()` resolves then too. */
+export function barrier(n: number): { arrive(): Promise<void>; readonly reached: Promise<void>; readonly count: number } {
+  const all = deferred();
+  let count = 0;
+  return {
+    arrive() {
+      if (++count >= n) all.resolve();
+      return all.promise;
+    },
+    reached: all.promise,
+    get count() {
+      return count;
+    },
+  };
+}
+
+/**
+ * An origin that counts its calls and, while `hold` is set, waits for it
+ * before answering. `started` resolves at each call's start (replaced per call).
+ */
+export function origin<T>(answer: (call: number) => T | Promise<T>) {
+  const o = {
+    calls: 0,
+    signals: [] as AbortSignal[],
+    hold: undefined as Promise<unknown> | undefined,
+    started: deferred<number>(),
+    load: async ({ signal }: { signal: AbortSignal }): Promise<T> => {
+      const call = ++o.calls;
+      o.signals.push(signal);
+      const started = o.started;
+      o.started = deferred<number>();
+      started.resolve(call);
+      if (o.hold !== undefined) await o.hold;
+      return answer(call);
+    },
+  };
+  return o;
+}
+
+/** Collects events and resolves waiters when a count of one type is reached. */
+export function events() {
+  const seen: CacheEvent[] = [];
+  const waiters: { type: string; n: number; done: () => void }[] = [];
+  return {
+    seen,
+    onEvent(event: CacheEvent) {
+      seen.push(event);
+      for (const w of [...waiters]) {
+        if (seen.filter((e) => e.type === w.type).length >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.done();
+        }
+      }
+    },
+    count(type: CacheEvent["type"]) {
+      return seen.filter((e) => e.type === type).length;
+    },
+    /** Resolves once `n` events of `type` were seen. */
+    reach(type: CacheEvent["type"], n: number): Promise<void> {
+      if (seen.filter((e) => e.type === type).length >= n) return Promise.resolve();
+      return new Promise((done) => waiters.push({ type, n, done }));
+    },
+  };
+}
+
+/** Poll `check` until it holds (for real events such as a lease expiring in Redis); throws after `withinMs`. */
+export async function until(check: () => boolean | Promise<boolean>, withinMs = 5000, everyMs = 5): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Connect with RESP3 (push wake-ups) or RESP2 (polling). */
+export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
+  return connect({ url, resp });
+}
+
+/** Let pending I/O and timers of the current moment run. */
+export function tick(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
+}
