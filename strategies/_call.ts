@@ -7,9 +7,17 @@
 import { clearTimeout, setTimeout } from "node:timers";
 import { TimeoutError } from "../resp/errors.ts";
 
+/**
+ * The signal of calls without a signal or timeout, and of background
+ * refreshes: it never aborts. Most gets are hits, and an AbortController per
+ * call (plus the listeners hung on it) is measurable garbage; code that would
+ * listen to a signal skips this one.
+ */
+export const NEVER: AbortSignal = new AbortController().signal;
+
 /** The signal of one call, aborted by the caller's signal or by its timeout. */
 export class CallScope {
-  readonly #controller = new AbortController();
+  readonly signal: AbortSignal;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #user: AbortSignal | undefined;
   readonly #onUserAbort: (() => void) | undefined;
@@ -17,7 +25,13 @@ export class CallScope {
   timedOut: TimeoutError | undefined;
 
   constructor(key: string, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
-    const controller = this.#controller;
+    if (timeoutMs === undefined) {
+      // The caller's own signal is all there is to obey: no copy needed.
+      this.signal = signal ?? NEVER;
+      return;
+    }
+    const controller = new AbortController();
+    this.signal = controller.signal;
     if (signal !== undefined) {
       this.#user = signal;
       if (signal.aborted) controller.abort(signal.reason);
@@ -26,7 +40,7 @@ export class CallScope {
         signal.addEventListener("abort", this.#onUserAbort, { once: true });
       }
     }
-    if (timeoutMs !== undefined && !controller.signal.aborted) {
+    if (!controller.signal.aborted) {
       this.#timer = setTimeout(() => {
         this.timedOut = new TimeoutError(`Cannot get ${key}: no answer within timeoutMs (${timeoutMs} ms)`, timeoutMs);
         controller.abort(this.timedOut);
@@ -34,13 +48,9 @@ export class CallScope {
     }
   }
 
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
   /** Stop the timer and stop listening to the caller's signal. */
   dispose(): void {
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#onUserAbort !== undefined) this.#user?.removeEventListener("abort", this.#onUserAbort);
   }
 }
@@ -50,6 +60,7 @@ export class CallScope {
  * aborts. The promise itself keeps running (its owner tracks it).
  */
 export function race<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal === NEVER) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

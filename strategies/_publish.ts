@@ -5,11 +5,17 @@
  *
  * @module
  */
+import { isRedisReplyError, type RedisReplyError } from "../resp/errors.ts";
 import type { Arg, Reply } from "../resp/types.ts";
+import { NEVER } from "./_call.ts";
 import type { ResolvedCodec } from "./_codec.ts";
 import { decodeEnvelope, encodeEnvelope } from "./_envelope.ts";
 import { publishScript } from "./_scripts.ts";
 import type { CacheContext, Entry, FillRequest, Keys, Loader, Outcome, ReadResult, Strategy, WritePlan } from "./_types.ts";
+
+class WrongType {
+  constructor(readonly error: RedisReplyError) {}
+}
 
 /** Reads and publishes entries for one cache. */
 export class Publisher {
@@ -32,18 +38,24 @@ export class Publisher {
    */
   async read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult> {
     const c = this.#c;
-    const options = { timeoutMs: c.commandTimeoutMs, signal };
+    const options = { timeoutMs: c.commandTimeoutMs, signal: signal === NEVER ? undefined : signal };
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
-    const value = c.redis.send(["GET", keys.data], { ...options, buffers: true });
+    const value = c.redis.send(["GET", keys.data], { ...options, buffers: true }).catch((error: unknown) => {
+      // A key of another type (another writer's list or hash) is a foreign
+      // value like any other: a miss, which the next fill's SET overwrites.
+      if (isRedisReplyError(error) && error.code === "WRONGTYPE") return new WrongType(error);
+      throw error;
+    });
     const pttl = c.redis.send(["PTTL", keys.data], options);
     const [x, raw, ttl] = await Promise.all([first, value, pttl]);
     return { extra: x, entry: this.#decode(keys.data, raw, ttl) };
   }
 
-  #decode(key: string, raw: Reply, pttl: Reply): Entry | undefined {
+  #decode(key: string, raw: Reply | WrongType, pttl: Reply): Entry | undefined {
     // -2: the key vanished between GET and PTTL (expired or deleted): a miss.
     if (raw === null || raw === undefined || pttl === -2) return undefined;
     try {
+      if (raw instanceof WrongType) throw raw.error;
       if (typeof raw !== "string" && !(raw instanceof Uint8Array)) {
         throw new Error(`expected a string value, got ${Array.isArray(raw) ? "an array" : typeof raw}`);
       }

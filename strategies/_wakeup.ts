@@ -13,6 +13,7 @@
  */
 import { clearTimeout, setTimeout } from "node:timers";
 import type { RedisLike, Reply } from "../resp/types.ts";
+import { NEVER } from "./_call.ts";
 import type { PushCapable, WakeupSource } from "./_types.ts";
 
 const decoder = new TextDecoder();
@@ -55,7 +56,7 @@ export class Ticket {
     return new Promise<void>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
+        if (signal !== NEVER) signal.removeEventListener("abort", onAbort);
         this.#resolve = undefined;
       };
       const onAbort = () => {
@@ -70,7 +71,7 @@ export class Ticket {
         done();
         resolve();
       };
-      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal !== NEVER) signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { NEVER } from "./_call.ts";
 import type { CacheContext, Outcome, Strategy } from "./_types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
@@ -77,6 +78,7 @@ export function coalesce(): CoalesceStrategy {
         const onAbort = () => {
           if (--joined.callers === 0) joined.controller.abort(signal.reason);
         };
+        if (signal === NEVER) return joined.promise;
         if (signal.aborted) onAbort();
         else {
           signal.addEventListener("abort", onAbort, { once: true });

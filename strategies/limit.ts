@@ -4,6 +4,7 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
+import { NEVER } from "./_call.ts";
 import { OverloadedError } from "./errors.ts";
 import type { CacheContext, FillRequest, Outcome, Strategy } from "./_types.ts";
 import { nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
@@ -110,7 +111,7 @@ export function limit(options: LimitOptions): LimitStrategy {
             const i = queue.indexOf(item);
             if (i >= 0) queue.splice(i, 1);
             clearTimeout(timer);
-            req.signal.removeEventListener("abort", onAbort);
+            if (req.signal !== NEVER) req.signal.removeEventListener("abort", onAbort);
           };
           const onAbort = () => {
             leave();
@@ -128,7 +129,7 @@ export function limit(options: LimitOptions): LimitStrategy {
             reject(shed(req, Math.round((cache?.now() ?? since) - since)));
           }, queueMs);
           queue.push(item);
-          req.signal.addEventListener("abort", onAbort, { once: true });
+          if (req.signal !== NEVER) req.signal.addEventListener("abort", onAbort, { once: true });
         });
       };
     },

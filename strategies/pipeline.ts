@@ -6,7 +6,7 @@
  * @module
  */
 import type { Arg, RedisLike } from "../resp/types.ts";
-import { CallScope, race } from "./_call.ts";
+import { CallScope, NEVER, race } from "./_call.ts";
 import { type CodecOption, type ResolvedCodec, resolveCodec } from "./_codec.ts";
 import { checkNamespace, keysFor } from "./_keys.ts";
 import { Publisher } from "./_publish.ts";
@@ -145,8 +145,6 @@ class PipelineCache<T> implements Cache<T> {
   readonly #maxRefreshes: number;
   readonly #refreshing = new Set<string>();
   readonly #inflight = new Set<Promise<unknown>>();
-  // Background refreshes belong to the cache, not to a caller: nothing aborts them.
-  readonly #backgroundSignal = new AbortController().signal;
   #closing: Promise<void> | undefined;
 
   constructor(options: PipelineOptions<T>, strategies: Strategy[]) {
@@ -294,7 +292,8 @@ class PipelineCache<T> implements Cache<T> {
       keys,
       identity,
       ttlMs,
-      signal: this.#backgroundSignal,
+      // Background refreshes belong to the cache, not to a caller: nothing aborts them.
+      signal: NEVER,
       background: true,
       seen,
       [CALL]: { loader, called: new Set() },

@@ -26,7 +26,7 @@ export async function rejects(
     threw = true;
   }
   if (!threw) assert.unreachable(`expected a ${ErrorClass.name}, but it resolved`);
-  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && caught.name !== ErrorClass.name)) {
+  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && (caught as Error).name !== ErrorClass.name)) {
     assert.unreachable(`expected a ${ErrorClass.name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`);
   }
   const error = caught as Error;
@@ -91,28 +91,30 @@ export function origin<T>(answer: (call: number) => T | Promise<T>) {
   return o;
 }
 
-/** Collects events and resolves waiters when a count of one type is reached. */
+/** Collects events and resolves waiters once enough events of some types were seen. */
 export function events() {
   const seen: CacheEvent[] = [];
-  const waiters: { type: string; n: number; done: () => void }[] = [];
+  const waiters: { types: readonly string[]; n: number; done: () => void }[] = [];
+  const count = (types: readonly string[]) => seen.filter((e) => types.includes(e.type)).length;
   return {
     seen,
     onEvent(event: CacheEvent) {
       seen.push(event);
       for (const w of [...waiters]) {
-        if (seen.filter((e) => e.type === w.type).length >= w.n) {
+        if (count(w.types) >= w.n) {
           waiters.splice(waiters.indexOf(w), 1);
           w.done();
         }
       }
     },
     count(type: CacheEvent["type"]) {
-      return seen.filter((e) => e.type === type).length;
+      return count([type]);
     },
-    /** Resolves once `n` events of `type` were seen. */
-    reach(type: CacheEvent["type"], n: number): Promise<void> {
-      if (seen.filter((e) => e.type === type).length >= n) return Promise.resolve();
-      return new Promise((done) => waiters.push({ type, n, done }));
+    /** Resolves once `n` events of `type` (or of the listed types together) were seen. */
+    reach(type: CacheEvent["type"] | readonly CacheEvent["type"][], n: number): Promise<void> {
+      const types = typeof type === "string" ? [type] : type;
+      if (count(types) >= n) return Promise.resolve();
+      return new Promise((done) => waiters.push({ types, n, done }));
     },
   };
 }

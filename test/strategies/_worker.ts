@@ -1,0 +1,56 @@
+/**
+ * One OS process of the multi-process stampede test (run by lease.test.ts,
+ * not a test file itself). Arguments: <redis url> <namespace> <worker id>.
+ *
+ * It connects, reports ready, blocks on a Redis barrier until the parent
+ * releases every worker at once, then fires 10 concurrent gets for one key.
+ * The origin is a Redis counter (INCR), so calls are counted across
+ * processes; the owner's origin waits until every worker has a caller in the
+ * race (holding the lease or waiting on it), so the race is forced, not hoped for.
+ * Prints one JSON line: the values it got and its stats.
+ */
+import process from "node:process";
+import { connect } from "../../resp/client.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+
+const [url, namespace, id] = process.argv.slice(-3) as [string, string, string];
+const redis = await connect({ url, resp: 3 });
+const control = await connect({ url });
+let parked = false;
+const cache = pipeline(
+  {
+    redis,
+    ttlMs: 30_000,
+    namespace,
+    onEvent(event) {
+      if (!parked && (event.type === "wait" || event.type === "lease-won")) {
+        parked = true;
+        void control.send(["RPUSH", `${namespace}:parked`, id]);
+      }
+    },
+  },
+  coalesce(),
+  lease({ leaseMs: 10_000, waitMs: 20_000 }),
+);
+
+async function load(): Promise<string> {
+  const call = Number(await control.send(["INCR", `${namespace}:origin`]));
+  // Hold the origin until all four processes are in the race.
+  const deadline = Date.now() + 15_000;
+  while (Number(await control.send(["LLEN", `${namespace}:parked`])) < 4) {
+    if (Date.now() > deadline) throw new Error("the other workers never joined the race");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return `value-${call}`;
+}
+
+await control.send(["RPUSH", `${namespace}:ready`, id]);
+await control.send(["BLPOP", `${namespace}:go`, 30]);
+const values = await Promise.all(Array.from({ length: 10 }, () => cache.get("hot", load)));
+process.stdout.write(`${JSON.stringify({ id, values, stats: cache.stats() })}\n`);
+await cache.close();
+await redis.close();
+await control.close();
+process.exit(0);

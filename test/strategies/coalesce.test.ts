@@ -1,0 +1,137 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { TimeoutError } from "../../resp/errors.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, deferred, events, origin, rejects } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let n = 0;
+const ns = () => `coal${++n}`;
+
+const Coalesce = suite("coalesce()");
+Coalesce.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+});
+Coalesce.after(async () => {
+  redis?.destroy();
+  await server?.stop();
+});
+
+Coalesce("coalesce() shares one load among concurrent callers and counts the joiners", async () => {
+  const ev = events();
+  const strategy = coalesce();
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const hold = deferred();
+  const o = origin(() => ({ v: 1 }));
+  o.hold = hold.promise;
+  const calls = Array.from({ length: 20 }, () => cache.get("k", o.load));
+  await ev.reach("coalesced", 19);
+  assert.is(strategy.size, 1);
+  hold.resolve();
+  const values = await Promise.all(calls);
+  assert.is(o.calls, 1);
+  assert.ok(values.every((v) => v === values[0]), "every caller gets the one loaded value");
+  assert.is(cache.stats().coalesced, 19);
+  assert.is(strategy.size, 0);
+  await cache.close();
+});
+
+Coalesce("coalesce() lets each caller leave on its own signal or timeout; the load's signal fires when the last one leaves", async () => {
+  const ev = events();
+  const strategy = coalesce();
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const hold = deferred();
+  const o = origin(() => "late");
+  o.hold = hold.promise;
+  const first = new AbortController();
+  const last = new AbortController();
+  const p1 = cache.get("k", o.load, { signal: first.signal });
+  const p2 = cache.get("k", o.load, { timeoutMs: 20 });
+  const p3 = cache.get("k", o.load, { signal: last.signal });
+  await ev.reach("coalesced", 2);
+  first.abort(new Error("first left"));
+  await rejects(() => p1, Error, "first left");
+  await rejects(() => p2, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (20 ms)`);
+  assert.is(o.signals[0]!.aborted, false, "two callers gone, one still waits");
+  const reason = new Error("last left");
+  last.abort(reason);
+  await rejects(() => p3, Error, "last left");
+  assert.is(o.signals[0]!.aborted, true);
+  assert.is(o.signals[0]!.reason, reason);
+  hold.resolve();
+  await cache.close();
+  assert.is(strategy.size, 0);
+  assert.is(o.calls, 1);
+});
+
+Coalesce("coalesce() hands a failure to every joined caller, then forgets it", async () => {
+  const ev = events();
+  const strategy = coalesce();
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const hold = deferred();
+  const boom = new Error("origin down");
+  const o = origin((call) => {
+    if (call === 1) throw boom;
+    return "recovered";
+  });
+  o.hold = hold.promise;
+  const calls = Array.from({ length: 5 }, () => cache.get("k", o.load).then(() => assert.unreachable("resolved"), (e) => e));
+  await ev.reach("coalesced", 4);
+  hold.resolve();
+  for (const error of await Promise.all(calls)) assert.is(error, boom);
+  assert.is(strategy.size, 0);
+  // The error is not served to the next caller: it loads again.
+  assert.is(await cache.get("k", o.load), "recovered");
+  assert.is(o.calls, 2);
+  await cache.close();
+});
+
+Coalesce("coalesce() leaves its map empty after 100,000 distinct keys, loaded or failed", async () => {
+  const strategy = coalesce();
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, strategy);
+  let peak = 0;
+  const boom = new Error("odd");
+  for (let batch = 0; batch < 20; batch++) {
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const id = batch * 5000 + i;
+      calls.push(
+        cache.get(`k${id}`, () => {
+          peak = Math.max(peak, strategy.size);
+          if (id % 2) throw boom;
+          return id;
+        }).catch((e) => assert.is(e, boom)),
+      );
+    }
+    await Promise.all(calls);
+  }
+  assert.ok(peak > 1, `loads overlapped (peak ${peak})`);
+  assert.is(strategy.size, 0);
+  const stats = cache.stats();
+  assert.is(stats.loads, 100_000);
+  assert.is(stats.loadErrors, 50_000);
+  await redis.send(["FLUSHDB"]);
+  await cache.close();
+});
+
+Coalesce("independent keys do not block each other", async () => {
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, coalesce(), lease());
+  const hold = deferred();
+  const slow = origin(() => "slow");
+  slow.hold = hold.promise;
+  const held = cache.get("a", slow.load);
+  await slow.started.promise;
+  assert.is(await cache.get("b", () => "quick"), "quick");
+  assert.is(await cache.get(["b", 2], () => "quick too"), "quick too");
+  hold.resolve();
+  assert.is(await held, "slow");
+  await cache.close();
+});
+
+Coalesce.run();

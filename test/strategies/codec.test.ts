@@ -1,0 +1,179 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { decodeEnvelope, encodeEnvelope } from "../../strategies/_envelope.ts";
+import { resolveCodec } from "../../strategies/_codec.ts";
+import { jitter } from "../../strategies/jitter.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { swr } from "../../strategies/swr.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, events, origin, rejects } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let n = 0;
+const ns = () => `codec${++n}`;
+
+const Envelope = suite("envelope");
+
+Envelope("the envelope round-trips windows and payload, as text and as bytes", () => {
+  const windows = { negative: false, staleMs: 5, ifErrorMs: 7, loadMs: 11 };
+  const text = encodeEnvelope(windows, `{"a":1}`);
+  assert.is(text, `hl1;v;5;7;11;{"a":1}`);
+  assert.equal(decodeEnvelope(text), { ...windows, payload: `{"a":1}` });
+  const bytes = encodeEnvelope(windows, new Uint8Array([0, 13, 10, 255]));
+  assert.instance(bytes, Uint8Array);
+  const back = decodeEnvelope(bytes);
+  assert.equal([...(back.payload as Uint8Array)], [0, 13, 10, 255]);
+  assert.equal(decodeEnvelope("hl1;n;0;0;3;"), { negative: true, staleMs: 0, ifErrorMs: 0, loadMs: 3, payload: "" });
+});
+
+Envelope("anything that is not a version-1 envelope is refused with a reason", () => {
+  for (const raw of ["", "garbage", "hl0;v;0;0;0;x", "hl1;x;0;0;0;", "hl1;v;-1;0;0;", "hl1;v;0;0;", "hl1;v;1e3;0;0;"]) {
+    assert.throws(() => decodeEnvelope(raw), /not a herdless envelope/, raw);
+  }
+  assert.throws(() => decodeEnvelope("hl1;n;0;0;0;x"), /a not-found marker carries a payload/);
+  assert.throws(() => encodeEnvelope({ negative: false, staleMs: 0, ifErrorMs: 0, loadMs: 0 }, 5 as never), /must return a string or a Uint8Array, got number/);
+});
+
+Envelope("built-in codecs refuse what they cannot represent", () => {
+  const json = resolveCodec("json");
+  assert.throws(() => json.encode(10n), TypeError);
+  assert.throws(() => json.encode(() => 1), /a function has no JSON form/);
+  assert.throws(() => resolveCodec("string").encode(1), /expected a string, got number/);
+  assert.throws(() => resolveCodec("bytes").encode("x"), /expected a Uint8Array, got string/);
+  assert.throws(() => resolveCodec({ encode: 1 }), /'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got object/);
+  assert.equal([...(resolveCodec("bytes").decode("ab") as Uint8Array)], [97, 98]);
+});
+
+Envelope.run();
+
+const Codec = suite("codecs");
+Codec.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+});
+Codec.after(async () => {
+  redis?.destroy();
+  await server?.stop();
+});
+
+Codec("json (the default) round-trips structured values", async () => {
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const value = { name: "Ada", tags: ["x", "y"], n: 1.5, nested: { ok: true, none: null } };
+  const o = origin(() => value);
+  assert.equal(await cache.get("j", o.load), value);
+  assert.equal(await cache.get("j", o.load), value);
+  assert.is(o.calls, 1);
+  await cache.close();
+});
+
+Codec("string stores text as is, multi-byte characters included", async () => {
+  const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+  assert.is(await cache.get("s", () => "héllo ✓ 𝄞"), "héllo ✓ 𝄞");
+  assert.is(await cache.get("s", () => "other"), "héllo ✓ 𝄞");
+  assert.match(String(await redis.send(["GET", cache.keys("s").data])), /^hl1;v;0;0;\d+;héllo ✓ 𝄞$/);
+  await cache.close();
+});
+
+Codec("bytes is binary safe (CRLF, NUL, 0xFF) and returns a copy", async () => {
+  const cache = pipeline<Uint8Array>({ redis, ttlMs: 1000, namespace: ns(), codec: "bytes" }, lease());
+  const payload = new Uint8Array([0, 13, 10, 255, 36, 42, 13, 10, 0]);
+  assert.equal([...(await cache.get("b", () => payload))], [...payload]);
+  const cached = await cache.get("b", () => new Uint8Array([1]));
+  assert.equal([...cached], [...payload]);
+  assert.is(cached.buffer.byteLength, payload.length, "a view would pin the socket chunk");
+  assert.is(cache.stats().hits, 1);
+  await cache.close();
+});
+
+Codec("a custom codec's encode and decode are used", async () => {
+  const codec = {
+    encode: (d: Date) => new TextEncoder().encode(String(d.getTime())),
+    decode: (b: Uint8Array) => new Date(Number(new TextDecoder().decode(b))),
+  };
+  const cache = pipeline<Date>({ redis, ttlMs: 1000, namespace: ns(), codec });
+  const when = new Date(1_700_000_000_000);
+  await cache.get("d", () => when);
+  const back = await cache.get("d", () => new Date(0));
+  assert.instance(back, Date);
+  assert.is(back.getTime(), when.getTime());
+  await cache.close();
+});
+
+Codec("a value the codec cannot encode is a TypeError, caches nothing and frees the lease", async () => {
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const keys = cache.keys("big");
+  // The reason in parentheses is the engine's own wording (V8 and JavaScriptCore differ).
+  const prefix = `^Cannot cache ${keys.data.replace(/[{}]/g, "\\$&")}: the json codec cannot encode the loaded value \\(`;
+  await rejects(() => cache.get("big", () => ({ n: 10n })), TypeError, new RegExp(`${prefix}.*BigInt.*\\)$`));
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  await rejects(() => cache.get("big", () => circular), TypeError, new RegExp(`${prefix}.*(circular|cyclic).*\\)$`, "i"));
+  assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
+  assert.is(cache.stats().loadErrors, 2);
+  // Nothing blocks the next caller: the lease went with the failure.
+  assert.is(await cache.get("big", () => "fine"), "fine");
+  const strings = pipeline({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+  await rejects(() => strings.get("n", () => 5 as never), TypeError, `Cannot cache ${strings.keys("n").data}: the string codec cannot encode the loaded value (expected a string, got number)`);
+  await cache.close();
+  await strings.close();
+});
+
+Codec("a corrupt or foreign value is a miss, counted, reported and overwritten", async () => {
+  const ev = events();
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, lease());
+  const cases: [string, string][] = [
+    ["garbage", "not an envelope"],
+    ["old", "hl0;v;0;0;0;\"old format\""],
+    ["badjson", "hl1;v;0;0;0;{not json"],
+  ];
+  for (const [id, raw] of cases) {
+    const data = cache.keys(id).data;
+    await redis.send(["SET", data, raw, "PX", 60_000]);
+    const o = origin(() => `fresh ${id}`);
+    assert.is(await cache.get(id, o.load), `fresh ${id}`);
+    assert.is(o.calls, 1);
+    assert.ok(String(await redis.send(["GET", data])).startsWith("hl1;v;"), "overwritten by the fill");
+    assert.is(await cache.get(id, o.load), `fresh ${id}`);
+    assert.is(o.calls, 1);
+  }
+  // Each corrupt value is seen by the first read and by the lease's re-read.
+  assert.is(cache.stats().decodeErrors, 6);
+  const first = ev.seen.find((e) => e.type === "decode-error") as { key: string; error: Error };
+  assert.is(first.key, cache.keys("garbage").data);
+  assert.match(first.error.message, /not a herdless envelope/);
+  // A key of another Redis type is a foreign value too: a miss, then overwritten.
+  const list = cache.keys("list");
+  await redis.send(["RPUSH", list.data, "x"]);
+  assert.is(await cache.get("list", () => "v"), "v");
+  assert.is(await cache.get("list", () => "w"), "v");
+  assert.is(cache.stats().decodeErrors, 8);
+  await cache.close();
+});
+
+Codec("a not-found is returned as undefined and cached only when negativeTtlMs > 0", async () => {
+  const none = origin(() => undefined);
+  const uncached = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  assert.is(await uncached.get("missing", none.load), undefined);
+  assert.is(await uncached.get("missing", none.load), undefined);
+  assert.is(none.calls, 2);
+  assert.is(await redis.send(["EXISTS", uncached.keys("missing").data, uncached.keys("missing").lease]), 0);
+
+  const found = origin(() => undefined);
+  const cached = pipeline({ redis, ttlMs: 10_000, namespace: ns(), negativeTtlMs: 500 }, swr({ staleMs: 5000 }), lease(), jitter({ spreadMs: 1000 }));
+  assert.is(await cached.get("missing", found.load), undefined);
+  assert.is(await cached.get("missing", found.load), undefined);
+  assert.is(found.calls, 1);
+  assert.is(cached.stats().hits, 1);
+  const data = cached.keys("missing").data;
+  assert.match(String(await redis.send(["GET", data])), /^hl1;n;0;0;\d+;$/);
+  // Exactly negativeTtlMs: no stale window and no jitter for a marker.
+  const pttl = Number(await redis.send(["PTTL", data]));
+  assert.ok(pttl > 0 && pttl <= 500, `pttl ${pttl}`);
+  await uncached.close();
+  await cached.close();
+});
+
+Codec.run();

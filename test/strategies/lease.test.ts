@@ -1,0 +1,364 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { TimeoutError } from "../../resp/errors.ts";
+import { publishScript, releaseScript, renewScript } from "../../strategies/_scripts.ts";
+import type { Strategy } from "../../strategies/_types.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let other: RedisClient;
+let n = 0;
+const ns = () => `lease${++n}`;
+
+const Lease = suite("lease()");
+Lease.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+  other = await client(server.url);
+});
+Lease.after(async () => {
+  redis?.destroy();
+  other?.destroy();
+  await server?.stop();
+});
+
+Lease("lease() rejects bad options with messages naming the setting", async () => {
+  await rejects(() => lease({ leaseMs: 0 }), RangeError, "Cannot create lease: 'leaseMs' must be a positive integer, got 0");
+  await rejects(() => lease({ leaseMs: 1.5 }), RangeError, "Cannot create lease: 'leaseMs' must be a positive integer, got 1.5");
+  await rejects(() => lease({ waitMs: -1 }), RangeError, "Cannot create lease: 'waitMs' must be a positive integer, got -1");
+  await rejects(() => lease({ renew: "yes" as never }), TypeError, `Cannot create lease: 'renew' must be a boolean, got "yes"`);
+  await rejects(() => lease(5 as never), TypeError, "Cannot create lease: options must be an object, got number");
+  const s = lease();
+  assert.equal([s.name, s.leaseMs, s.waitMs, s.renew], ["lease", 1500, 2000, false]);
+});
+
+async function burst(a: RedisClient, b: RedisClient): Promise<void> {
+  const namespace = ns();
+  const ev = events();
+  const one = pipeline({ redis: a, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
+  const two = pipeline({ redis: b, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
+  const hold = deferred();
+  const o = origin(() => ({ value: "v" }));
+  o.hold = hold.promise;
+  const calls = Array.from({ length: 50 }, (_, i) => (i % 2 ? one : two).get("hot", o.load));
+  // Hold the origin until the other 49 callers are parked: joined in-process
+  // (coalesced) or waiting on the other client's lease.
+  await ev.reach(["coalesced", "wait"], 49);
+  hold.resolve();
+  const values = await Promise.all(calls);
+  assert.is(o.calls, 1);
+  assert.ok(values.every((v) => (v as { value: string }).value === "v"));
+  assert.is(one.stats().loads + two.stats().loads, 1);
+  assert.is(one.stats().coalesced + two.stats().coalesced, 48);
+  await Promise.all([one.close(), two.close()]);
+}
+
+Lease("a cold burst of 50 gets through 2 RESP3 clients (push wake-ups) costs 1 origin call", () => burst(redis, other));
+
+Lease("a cold burst of 50 gets through 2 RESP2 clients (polling) costs 1 origin call", async () => {
+  const a = await client(server.url, 2);
+  const b = await client(server.url, 2);
+  try {
+    await burst(a, b);
+  } finally {
+    a.destroy();
+    b.destroy();
+  }
+});
+
+Lease("waiters subscribe once per connection and the last cache to close unsubscribes", async () => {
+  const namespace = ns();
+  const channel = `${namespace}:published`;
+  const numsub = async () => (await redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const polled = pipeline({ redis: other, ttlMs: 5000, namespace, wakeups: "poll" }, lease());
+  const hold = deferred();
+  const o = origin(() => "v");
+  o.hold = hold.promise;
+  const calls = [a.get("k", o.load), b.get("k", o.load), polled.get("k", o.load)];
+  await ev.reach("wait", 1);
+  assert.is(await numsub(), 1);
+  hold.resolve();
+  assert.equal(await Promise.all(calls), ["v", "v", "v"]);
+  await a.close();
+  assert.is(await numsub(), 1, "b still listens");
+  await b.close();
+  await polled.close();
+  assert.is(await numsub(), 0);
+});
+
+Lease("a fill that lands between the first read and the lease is used, never loaded twice", async () => {
+  const namespace = ns();
+  const theirs = pipeline({ redis: other, ttlMs: 5000, namespace }, lease());
+  // Runs after this cache's read missed and before its lease attempt.
+  const interpose: Strategy = {
+    name: "interpose",
+    fill: (next) =>
+      async function interposed(req) {
+        await theirs.get("k", () => "theirs");
+        return next(req);
+      },
+  };
+  const mine = pipeline({ redis, ttlMs: 5000, namespace }, interpose, lease());
+  const o = origin(() => "mine");
+  assert.is(await mine.get("k", o.load), "theirs");
+  assert.is(o.calls, 0);
+  const stats = mine.stats();
+  assert.equal([stats.misses, stats.leasesWon, stats.loads], [1, 1, 0]);
+  assert.is(await redis.send(["EXISTS", mine.keys("k").lease]), 0, "the lease taken for nothing was released");
+  await Promise.all([mine.close(), theirs.close()]);
+});
+
+Lease("an origin failure reaches the owner's callers and a waiter takes over at once", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
+  const hold = deferred();
+  const boom = new Error("origin down");
+  const o = origin((call) => {
+    if (call === 1) throw boom;
+    return "second try";
+  });
+  o.hold = hold.promise;
+  const fromA = Array.from({ length: 5 }, () => a.get("k", o.load).catch((e: unknown) => e));
+  await o.started.promise;
+  const fromB = Array.from({ length: 5 }, () => b.get("k", o.load));
+  await ev.reach(["coalesced", "wait"], 9);
+  hold.resolve();
+  for (const error of await Promise.all(fromA)) assert.is(error, boom);
+  assert.equal(await Promise.all(fromB), Array(5).fill("second try"));
+  assert.is(o.calls, 2);
+  assert.equal([a.stats().loadErrors, b.stats().leasesWon, b.stats().loads], [1, 1, 1]);
+  await Promise.all([a.close(), b.close()]);
+});
+
+Lease("an owner whose caller leaves keeps loading and publishes for the waiters", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const hold = deferred();
+  const o = origin(() => "published anyway");
+  o.hold = hold.promise;
+  const controller = new AbortController();
+  const owner = a.get("k", o.load, { signal: controller.signal });
+  await o.started.promise;
+  const waiter = b.get("k", o.load);
+  await ev.reach("wait", 1);
+  controller.abort(new Error("owner's caller left"));
+  await rejects(() => owner, Error, "owner's caller left");
+  assert.is(o.signals[0]!.aborted, true, "the loader is told nobody here waits");
+  hold.resolve();
+  assert.is(await waiter, "published anyway");
+  await a.close();
+  assert.is(await b.get("k", o.load), "published anyway", "a hit: it was stored");
+  assert.is(o.calls, 1);
+  await b.close();
+});
+
+Lease("a waiter whose caller leaves stops waiting at once and never calls the origin", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const hold = deferred();
+  const o = origin(() => "v");
+  o.hold = hold.promise;
+  const owner = a.get("k", o.load);
+  await o.started.promise;
+  const controller = new AbortController();
+  const waiter = b.get("k", o.load, { signal: controller.signal });
+  await ev.reach("wait", 1);
+  controller.abort(new Error("waiter left"));
+  await rejects(() => waiter, Error, "waiter left");
+  hold.resolve();
+  assert.is(await owner, "v");
+  assert.is(o.calls, 1);
+  await Promise.all([a.close(), b.close()]);
+});
+
+Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and zero origin calls", async () => {
+  const namespace = ns();
+  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace }, lease({ waitMs: 100 }));
+  const hold = deferred();
+  const owner = origin(() => "v");
+  owner.hold = hold.promise;
+  const first = a.get("k", owner.load);
+  await owner.started.promise;
+  const o = origin(() => "never");
+  const key = b.keys("k").data;
+  const error = await rejects(() => b.get("k", o.load), TimeoutError, `Cannot get ${key}: another caller's load did not finish within waitMs (100 ms)`);
+  assert.ok((error as TimeoutError).waitedMs >= 100);
+  await rejects(() => b.get("k", o.load, { timeoutMs: 30 }), TimeoutError, `Cannot get ${key}: no answer within timeoutMs (30 ms)`);
+  assert.is(o.calls, 0);
+  assert.equal([b.stats().timeouts, b.stats().waits, b.stats().loads], [2, 2, 0]);
+  hold.resolve();
+  assert.is(await first, "v");
+  await Promise.all([a.close(), b.close()]);
+});
+
+Lease("a real lease expiry lets a second owner in, and the first owner's late publish is rejected", async () => {
+  const namespace = ns();
+  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 150 }));
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace }, lease({ leaseMs: 1000 }));
+  const hold = deferred();
+  const slow = origin(() => "older");
+  slow.hold = hold.promise;
+  const first = a.get("k", slow.load);
+  await slow.started.promise;
+  const keys = a.keys("k");
+  // Redis drops the lease by itself while the first owner is still loading.
+  await until(async () => (await redis.send(["EXISTS", keys.lease])) === 0);
+  assert.is(await b.get("k", () => "newer"), "newer");
+  hold.resolve();
+  assert.is(await first, "newer", "the late owner returns the value stored now");
+  assert.is(a.stats().lateRejected, 1);
+  assert.match(String(await redis.send(["GET", keys.data])), /"newer"$/);
+  await Promise.all([a.close(), b.close()]);
+});
+
+Lease("an owner that crashed holding the lease delays waiters only until the lease expires", async () => {
+  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease());
+  const keys = cache.keys("k");
+  await redis.send(["SET", keys.lease, "a-crashed-process", "PX", 150]);
+  const o = origin(() => "recovered");
+  assert.is(await cache.get("k", o.load), "recovered");
+  assert.is(o.calls, 1);
+  assert.equal([cache.stats().waits, cache.stats().leasesWon], [1, 1]);
+  await cache.close();
+});
+
+Lease("a wrong token can neither publish, renew nor release", async () => {
+  const keys = { data: "scripts:{t}:data", lease: "scripts:{t}:lease" };
+  await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
+  assert.is(await publishScript(redis, keys, "wrong", "hl1;v;0;0;0;1", 5000, "ch"), false);
+  assert.is(await redis.send(["EXISTS", keys.data]), 0);
+  assert.is(await renewScript(redis, keys, "wrong", 60_000), false);
+  assert.ok(Number(await redis.send(["PTTL", keys.lease])) <= 10_000);
+  assert.is(await releaseScript(redis, keys, "wrong", "ch"), false);
+  assert.is(await redis.send(["GET", keys.lease]), "right");
+  // The right token can do all three.
+  assert.is(await renewScript(redis, keys, "right", 60_000), true);
+  assert.ok(Number(await redis.send(["PTTL", keys.lease])) > 10_000);
+  assert.is(await publishScript(redis, keys, "right", "hl1;v;0;0;0;1", 5000, "ch"), true);
+  assert.is(await redis.send(["GET", keys.data]), "hl1;v;0;0;0;1");
+  assert.is(await redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
+  await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
+  assert.is(await releaseScript(redis, keys, "right", "ch"), true);
+  assert.is(await redis.send(["EXISTS", keys.lease]), 0);
+});
+
+Lease("renew: true keeps a long load's lease alive until it publishes", async () => {
+  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease({ leaseMs: 100, renew: true }));
+  const keys = cache.keys("k");
+  const hold = deferred();
+  const o = origin(() => "long load");
+  o.hold = hold.promise;
+  const call = cache.get("k", o.load);
+  await o.started.promise;
+  // Watch the lease's TTL climb back up six times: it outlives its 100 ms.
+  let renewals = 0;
+  let last = Infinity;
+  await until(async () => {
+    const pttl = Number(await other.send(["PTTL", keys.lease]));
+    assert.ok(pttl > 0, "the lease expired while renewing");
+    if (pttl > last) renewals++;
+    last = pttl;
+    return renewals >= 6;
+  });
+  hold.resolve();
+  assert.is(await call, "long load");
+  assert.is(cache.stats().lateRejected, 0);
+  assert.match(String(await redis.send(["GET", keys.data])), /"long load"$/);
+  await cache.close();
+});
+
+Lease("invalidate() during a load drops data and lease, so the old snapshot is never published", async () => {
+  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease());
+  const keys = cache.keys("k");
+  assert.is(await cache.get("k", () => "v1"), "v1");
+  await cache.invalidate("k");
+  assert.is(await redis.send(["EXISTS", keys.data]), 0);
+  const hold = deferred();
+  const o = origin(() => "old snapshot");
+  o.hold = hold.promise;
+  const call = cache.get("k", o.load);
+  await o.started.promise;
+  await cache.invalidate("k");
+  hold.resolve();
+  assert.is(await call, "old snapshot", "its own value, since nothing newer is stored");
+  assert.is(cache.stats().lateRejected, 1);
+  assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
+  assert.is(await cache.get("k", () => "after"), "after");
+  await cache.close();
+});
+
+Lease.run();
+
+const Processes = suite("lease() across processes");
+let shared: RedisServer;
+Processes.before(async () => {
+  shared = await startRedis();
+});
+Processes.after(async () => {
+  await shared?.stop();
+});
+
+function workerCommand(): string[] {
+  const worker = fileURLToPath(new URL("./_worker.ts", import.meta.url));
+  const g = globalThis as { Bun?: unknown; Deno?: unknown };
+  if (g.Bun !== undefined) return [worker];
+  if (g.Deno !== undefined) return ["run", "-A", worker];
+  return ["--import", "tsx", worker];
+}
+
+Processes("a cold burst across 4 OS processes costs 1 origin call", async () => {
+  const namespace = "procs";
+  const control = await client(shared.url, 2);
+  try {
+    const root = fileURLToPath(new URL("../..", import.meta.url));
+    const outputs = Array.from({ length: 4 }, (_, i) => {
+      const child = spawn(process.execPath, [...workerCommand(), shared.url, namespace, String(i)], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (d) => (out += d));
+      child.stderr!.on("data", (d) => (err += d));
+      return new Promise<string>((resolve, reject) =>
+        child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${i} exited ${code}: ${err}`))))
+      );
+    });
+    // Every worker connected: release them all at once through a Redis barrier.
+    for (let i = 0; i < 4; i++) {
+      const ready = await Promise.race([
+        control.send(["BLPOP", `${namespace}:ready`, 30]),
+        Promise.all(outputs).then(() => null),
+      ]);
+      assert.ok(ready !== null, "a worker exited before it was ready");
+    }
+    await control.send(["RPUSH", `${namespace}:go`, 1, 2, 3, 4]);
+    const results = (await Promise.all(outputs)).map((o) => JSON.parse(o.trim()) as { values: string[]; stats: { loads: number } });
+    assert.is(await control.send(["GET", `${namespace}:origin`]), "1");
+    for (const r of results) assert.equal(r.values, Array(10).fill("value-1"));
+    assert.is(results.reduce((sum, r) => sum + r.stats.loads, 0), 1);
+  } finally {
+    control.destroy();
+  }
+});
+
+Processes.run();
