@@ -1,0 +1,65 @@
+/**
+ * Lua scripts run by SHA1, with the script body sent only when the server may
+ * not have it.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { isRedisReplyError } from "./errors.ts";
+import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
+
+/**
+ * A Lua script. Its SHA1 is computed locally, once. The first `run` on a
+ * connection (and the first after each reconnect of a {@linkcode RedisClient},
+ * whose server may have restarted) sends `EVAL`; later runs send `EVALSHA`. A
+ * `NOSCRIPT` reply (SCRIPT FLUSH, a failover, another cluster node) is
+ * answered by one `EVAL`, which loads and runs in a single step: `SCRIPT
+ * LOAD` then `EVALSHA` is not atomic and could fail again.
+ *
+ * @example Compare-and-delete
+ * ```ts
+ * import { connect } from "./client.ts";
+ * import { Script } from "./script.ts";
+ * const release = new Script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`);
+ * const redis = await connect(process.env.REDIS_URL);
+ * console.log(await release.run(redis, ["lock"], ["my-token"])); // 0
+ * await redis.close();
+ * ```
+ */
+export class Script {
+  /** The script's SHA1, lowercase hex, as Redis computes it. */
+  readonly sha: string;
+  /** The script's source. */
+  readonly lua: string;
+  // Which connection generation last received the body. A WeakMap so a
+  // closed client can be collected along with its entry.
+  #sentTo = new WeakMap<object, number>();
+
+  constructor(lua: string) {
+    if (typeof lua !== "string" || lua.length === 0) {
+      throw new TypeError("Cannot create Script: 'lua' must be a non-empty string");
+    }
+    this.lua = lua;
+    this.sha = createHash("sha1").update(lua).digest("hex");
+  }
+
+  /**
+   * Run the script with `KEYS` and `ARGV`.
+   *
+   * @param redis the connection (our client, a cluster client or any `RedisLike`).
+   * @returns the script's reply; a Lua error rejects with `RedisReplyError`.
+   */
+  async run(redis: RedisLike, keys: readonly Arg[], args: readonly Arg[], options?: SendOptions): Promise<Reply> {
+    const generation = (redis as { generation?: number }).generation ?? 0;
+    if (this.#sentTo.get(redis) !== generation) {
+      this.#sentTo.set(redis, generation);
+      return redis.send(["EVAL", this.lua, keys.length, ...keys, ...args], options);
+    }
+    try {
+      return await redis.send(["EVALSHA", this.sha, keys.length, ...keys, ...args], options);
+    } catch (error) {
+      if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
+      return redis.send(["EVAL", this.lua, keys.length, ...keys, ...args], options);
+    }
+  }
+}
