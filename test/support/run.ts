@@ -21,7 +21,7 @@ function walk(dir: string, out: string[]): string[] {
   return out;
 }
 
-const filters = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const filters = process.argv.slice(2).filter((a) => !a.startsWith("-")).map((a) => a.replace(/^test\//, ""));
 const files = walk(root, []).filter((f) => filters.length === 0 || filters.some((p) => relative(root, f).includes(p)));
 if (files.length === 0) {
   console.error(`no test files match ${JSON.stringify(filters)}`);

@@ -1,0 +1,179 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, ConnectionError, RedisClient, RedisReplyError, TimeoutError } from "../../resp/mod.ts";
+import { startRedis, type RedisServer } from "../support/redis-server.ts";
+import { type Proxy, startProxy } from "../support/proxy.ts";
+import { rejects, until } from "../support/assert.ts";
+
+const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
+
+test.before(async (ctx) => {
+  ctx.server = await startRedis();
+  ctx.redis = await connect(ctx.server.url);
+});
+test.after(async (ctx) => {
+  ctx.redis?.destroy();
+  await ctx.server?.stop();
+});
+
+test("10,000 concurrent commands resolve in order", async ({ redis }) => {
+  await redis.send(["DEL", "order"]);
+  const replies = await Promise.all(Array.from({ length: 10_000 }, () => redis.send(["INCR", "order"])));
+  assert.equal(replies, Array.from({ length: 10_000 }, (_, i) => i + 1));
+});
+
+test("a server error rejects with RedisReplyError and its code, and the next command still works", async ({ redis }) => {
+  await redis.send(["SET", "str", "x"]);
+  const e = (await rejects(() => redis.send(["LPUSH", "str", "y"]), RedisReplyError, "WRONGTYPE")) as RedisReplyError;
+  assert.is(e.code, "WRONGTYPE");
+  const unknown = (await rejects(() => redis.send(["NOPE"]), RedisReplyError)) as RedisReplyError;
+  assert.is(unknown.code, "ERR");
+  assert.is(await redis.send(["GET", "str"]), "x");
+});
+
+test("bad arguments are a TypeError naming the argument, and nothing is sent", async ({ redis }) => {
+  await rejects(() => redis.send(["SET", "k", {} as never]), TypeError, "argument 2 must be a string, finite number or Uint8Array, got object");
+  await rejects(() => redis.send(["SET", "k", NaN]), TypeError, "argument 2 must be a string, finite number or Uint8Array, got NaN");
+  await rejects(() => redis.send([]), TypeError, "'command' must be a non-empty array");
+  assert.is(await redis.send(["EXISTS", "k"]), 0);
+});
+
+test("numbers are sent in decimal", async ({ redis }) => {
+  await redis.send(["SET", "n", 42.5]);
+  assert.is(await redis.send(["GET", "n"]), "42.5");
+  assert.is(await redis.send(["INCRBY", "i", -7]), -7);
+});
+
+const wire = suite<{ server: RedisServer; proxy: Proxy }>("RedisClient on the wire");
+wire.before(async (ctx) => {
+  ctx.server = await startRedis();
+  ctx.proxy = await startProxy(ctx.server.port);
+});
+wire.after(async (ctx) => {
+  await ctx.proxy?.close();
+  await ctx.server?.stop();
+});
+
+wire("every command issued in the same tick leaves in one write, in order", async ({ proxy }) => {
+  const redis = await connect(proxy.url);
+  try {
+    await redis.send(["PING"]);
+    proxy.clientChunks.length = 0;
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => redis.send(["ECHO", String(i)])));
+    assert.equal(replies, Array.from({ length: 200 }, (_, i) => String(i)));
+    assert.is(proxy.clientChunks.length, 1, "one write for 200 commands");
+    // A lone command is written on its own, without waiting for company.
+    proxy.clientChunks.length = 0;
+    assert.is(await redis.send(["ECHO", "alone"]), "alone");
+    assert.is(proxy.clientChunks.length, 1);
+  } finally {
+    redis.destroy();
+  }
+});
+
+wire("backpressure: commands wait for drain when the socket is full, then all resolve in order", async ({ proxy }) => {
+  const redis = await connect(proxy.url);
+  try {
+    proxy.pause();
+    const big = "x".repeat(1 << 20);
+    // 16 MiB cannot fit the socket buffers while the proxy reads nothing.
+    const sets = Array.from({ length: 16 }, (_, i) => redis.send(["SET", `big${i}`, big]));
+    await new Promise((r) => setTimeout(r, 20));
+    const after = Array.from({ length: 100 }, (_, i) => redis.send(["ECHO", String(i)]));
+    proxy.resume();
+    assert.equal(await Promise.all(sets), Array(16).fill("OK"));
+    assert.equal(await Promise.all(after), Array.from({ length: 100 }, (_, i) => String(i)));
+  } finally {
+    redis.destroy();
+  }
+});
+
+wire("a command timeout counts from the call; a written command's late reply is discarded and the connection stays", async ({ proxy }) => {
+  const redis = await connect(proxy.url);
+  try {
+    proxy.holdReplies();
+    const started = Date.now();
+    const e = (await rejects(() => redis.send(["ECHO", "late"], { timeoutMs: 50 }), TimeoutError, "ECHO timed out")) as TimeoutError;
+    assert.ok(e.waitedMs >= 50 && Date.now() - started >= 50);
+    proxy.releaseReplies();
+    // The late reply to ECHO is dropped; the next command gets its own reply.
+    assert.is(await redis.send(["ECHO", "next"]), "next");
+    assert.ok(redis.connected);
+  } finally {
+    redis.destroy();
+  }
+});
+
+wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off for one call", async ({ proxy }) => {
+  const redis = await connect({ url: proxy.url, commandTimeoutMs: 40 });
+  try {
+    proxy.holdReplies();
+    await rejects(() => redis.send(["PING"]), TimeoutError);
+    const untimed = redis.send(["ECHO", "patient"], { timeoutMs: 0 });
+    await new Promise((r) => setTimeout(r, 80));
+    proxy.releaseReplies();
+    assert.is(await untimed, "patient");
+  } finally {
+    redis.destroy();
+  }
+});
+
+wire("an abort rejects with signal.reason; a command aborted before its write is never written", async ({ server, proxy }) => {
+  const redis = await connect(proxy.url);
+  try {
+    await redis.send(["SET", "aborted", 0]);
+    const controller = new AbortController();
+    const p = redis.send(["INCR", "aborted"], { signal: controller.signal });
+    controller.abort(new Error("caller left"));
+    await rejects(() => p, Error, "caller left");
+    assert.is(await redis.send(["GET", "aborted"]), "0");
+    // An already-aborted signal never issues the command.
+    await rejects(() => redis.send(["INCR", "aborted"], { signal: AbortSignal.abort(new Error("gone")) }), Error, "gone");
+    // Aborting a written command: the reply is discarded, the command did run.
+    proxy.holdReplies();
+    const c2 = new AbortController();
+    const written = redis.send(["INCR", "aborted"], { signal: c2.signal });
+    await until(() => server.cli("GET", "aborted").trim() === "1");
+    c2.abort(new Error("too slow"));
+    await rejects(() => written, Error, "too slow");
+    proxy.releaseReplies();
+    assert.is(await redis.send(["GET", "aborted"]), "1");
+  } finally {
+    redis.destroy();
+  }
+});
+
+wire("a malformed reply is a ProtocolError for the commands in flight and closes the connection", async ({ proxy }) => {
+  const redis = await connect({ url: proxy.url, reconnect: false });
+  proxy.holdReplies();
+  const p = redis.send(["GET", "x"]);
+  await until(() => proxy.connections === 1);
+  await new Promise((r) => setTimeout(r, 10));
+  proxy.inject("?garbage\r\n");
+  const e = await rejects(() => p, Error, "at byte offset 0");
+  assert.is(e.name, "ProtocolError");
+  await rejects(() => redis.send(["PING"]), ConnectionError, "closed");
+  assert.is(redis.connected, false);
+});
+
+wire("close() waits for pending replies; destroy() rejects them", async ({ proxy }) => {
+  const a = await connect(proxy.url);
+  proxy.holdReplies();
+  const pending = a.send(["ECHO", "kept"]);
+  const closed = a.close();
+  await rejects(() => a.send(["PING"]), ConnectionError, "closed");
+  proxy.releaseReplies();
+  assert.is(await pending, "kept");
+  await closed;
+  assert.is(a.connected, false);
+
+  const b = await connect(proxy.url);
+  proxy.holdReplies();
+  const lost = b.send(["ECHO", "lost"]);
+  b.destroy();
+  await rejects(() => lost, ConnectionError, "destroyed");
+  proxy.releaseReplies();
+});
+
+test.run();
+wire.run();

@@ -1,0 +1,67 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { parseRedisUrl } from "../../resp/mod.ts";
+import { resolveConnectOptions } from "../../resp/options.ts";
+
+const url = suite("parseRedisUrl()");
+url("redis:// with user, password, port and db", () => {
+  assert.equal(parseRedisUrl("redis://us%40r:p%3Ass@example.test:6380/4"), {
+    tls: false, host: "example.test", port: 6380, username: "us@r", password: "p:ss", db: 4,
+  });
+});
+url("rediss:// turns TLS on; IPv6 literals lose their brackets", () => {
+  assert.equal(parseRedisUrl("rediss://[::1]:7000"), { tls: true, host: "::1", port: 7000 });
+});
+url("unix:// with query parameters", () => {
+  assert.equal(parseRedisUrl("unix:///tmp/r.sock?db=2&password=x&username=u"), { path: "/tmp/r.sock", db: 2, password: "x", username: "u" });
+});
+url("bad URLs are TypeErrors that name the setting", () => {
+  assert.throws(() => parseRedisUrl("http://x"), /'url' must start with redis:\/\/, rediss:\/\/ or unix:\/\//);
+  assert.throws(() => parseRedisUrl("not a url"), /'url' is not a valid URL/);
+  assert.throws(() => parseRedisUrl("redis://h/abc"), /the database in 'url' must be a non-negative integer/);
+});
+
+const opts = suite("resolveConnectOptions()");
+opts("defaults", () => {
+  const o = resolveConnectOptions(undefined);
+  assert.is(o.host, "127.0.0.1");
+  assert.is(o.port, 6379);
+  assert.is(o.resp, 2);
+  assert.is(o.offlineQueue, 10_000);
+  assert.equal(o.reconnect, { minMs: 50, maxMs: 2000 });
+  assert.is(o.connectTimeoutMs, 10_000);
+  assert.is(o.commandTimeoutMs, 0);
+});
+opts("explicit fields override the URL", () => {
+  const o = resolveConnectOptions({ url: "redis://h:1/2", port: 3, db: 0 });
+  assert.is(o.host, "h");
+  assert.is(o.port, 3);
+  assert.is(o.db, 0);
+});
+opts("every setting is validated with its name in the message", () => {
+  const cases: [object, string][] = [
+    [{ port: 0 }, "'port' must be an integer in 1..65535, got 0"],
+    [{ resp: 4 }, "'resp' must be 2 or 3, got 4"],
+    [{ db: -1 }, "'db' must be a non-negative integer, got -1"],
+    [{ connectTimeoutMs: 0 }, "'connectTimeoutMs' must be a positive integer, got 0"],
+    [{ commandTimeoutMs: 1.5 }, "'commandTimeoutMs' must be a non-negative integer, got 1.5"],
+    [{ offlineQueue: -1 }, "'offlineQueue' must be a non-negative integer, got -1"],
+    [{ offlineTimeoutMs: "1" }, "'offlineTimeoutMs' must be a non-negative integer, got 1"],
+    [{ reconnect: { minMs: 0 } }, "'reconnect.minMs' must be a positive integer, got 0"],
+    [{ reconnect: { minMs: 100, maxMs: 10 } }, "'reconnect.maxMs' must be >= 'reconnect.minMs' (100), got 10"],
+    [{ host: 1 }, "'host' must be a string, got number"],
+    [{ tls: "yes" }, "'tls' must be a boolean or node:tls options, got string"],
+  ];
+  for (const [given, message] of cases) {
+    try {
+      resolveConnectOptions(given as never);
+      assert.unreachable(`accepted ${JSON.stringify(given)}`);
+    } catch (e) {
+      assert.ok(e instanceof RangeError || e instanceof TypeError);
+      assert.is((e as Error).message, `Cannot connect: ${message}`);
+    }
+  }
+});
+
+url.run();
+opts.run();

@@ -1,0 +1,104 @@
+/**
+ * A TCP proxy on loopback in front of a real redis-server, for tests that need
+ * to see or steer the bytes: count the client's writes, hold one direction
+ * (backpressure, a server that stops answering), inject bytes, or cut every
+ * connection. Nothing here imitates Redis: replies come from the real server.
+ */
+import { createServer, connect, type Server, type Socket } from "node:net";
+
+export interface Proxy {
+  readonly port: number;
+  readonly url: string;
+  /** Chunks received from clients, in order (one entry per `data` event). */
+  readonly clientChunks: Uint8Array[];
+  /** Stop reading from clients (their writes back up) until `resume()`. */
+  pause(): void;
+  resume(): void;
+  /** Stop forwarding replies to clients (the server seems hung). */
+  holdReplies(): void;
+  releaseReplies(): void;
+  /** Send raw bytes to every connected client, as if the server had. */
+  inject(bytes: Uint8Array | string): void;
+  /** Destroy every open connection (both sides). */
+  cut(): void;
+  /** Open client connections. */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promise<Proxy> {
+  const pairs = new Set<{ client: Socket; server: Socket }>();
+  const clientChunks: Uint8Array[] = [];
+  let paused = false;
+  let holding = false;
+  const held: { client: Socket; data: Uint8Array }[] = [];
+  const server: Server = createServer((client) => {
+    const upstream = connect(targetPort, targetHost);
+    const pair = { client, server: upstream };
+    pairs.add(pair);
+    if (paused) client.pause();
+    client.on("data", (d) => {
+      clientChunks.push(new Uint8Array(d));
+      upstream.write(d);
+    });
+    upstream.on("data", (d) => {
+      if (holding) held.push({ client, data: d });
+      else client.write(d);
+    });
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("close", end);
+    upstream.on("close", end);
+    client.on("error", end);
+    upstream.on("error", end);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      resolve({
+        port,
+        url: `redis://127.0.0.1:${port}`,
+        clientChunks,
+        get connections() {
+          return pairs.size;
+        },
+        pause() {
+          paused = true;
+          for (const p of pairs) p.client.pause();
+        },
+        resume() {
+          paused = false;
+          for (const p of pairs) p.client.resume();
+        },
+        holdReplies() {
+          holding = true;
+        },
+        releaseReplies() {
+          holding = false;
+          for (const h of held.splice(0)) h.client.write(h.data);
+        },
+        inject(bytes) {
+          for (const p of pairs) p.client.write(bytes);
+        },
+        cut() {
+          for (const p of pairs) {
+            p.client.destroy();
+            p.server.destroy();
+          }
+          pairs.clear();
+        },
+        close() {
+          for (const p of pairs) {
+            p.client.destroy();
+            p.server.destroy();
+          }
+          return new Promise<void>((r) => server.close(() => r()));
+        },
+      });
+    });
+  });
+}
