@@ -224,7 +224,13 @@ export class RedisClient implements RedisLike {
       const cmd = unsent[i]!;
       // A command that timed out or was aborted before its write is never written.
       if (cmd.state !== QUEUED) continue;
-      writer.push(cmd.args);
+      try {
+        writer.push(cmd.args);
+      } catch (error) {
+        // send() checked the types; this is the encoder's last word (an integer it cannot write exactly).
+        cmd.fail(error);
+        continue;
+      }
       cmd.state = WRITTEN;
       if (written.length === 0) this.#decoder.buffers = cmd.buffers;
       written.push(cmd);

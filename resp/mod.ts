@@ -1,0 +1,31 @@
+/**
+ * The RESP client on its own: `connect`, `RedisClient`, `Script`, the
+ * encoder and decoder, and the errors they raise.
+ *
+ * @example
+ * ```ts
+ * import { connect } from "./mod.ts";
+ * const redis = await connect(process.env.REDIS_URL);
+ * console.log(await redis.send(["PING"]));
+ * await redis.close();
+ * ```
+ *
+ * @module
+ */
+export { connect, type PushListener, RedisClient } from "./client.ts";
+export { type ConnectOptions, type ReconnectOptions } from "./options.ts";
+export { parseRedisUrl, type RedisUrl } from "./url.ts";
+export { Script } from "./script.ts";
+export { Decoder, type DecoderHandlers, type DecoderOptions } from "./decode.ts";
+export { CommandWriter, encodeCommand } from "./encode.ts";
+export {
+  ConnectionError,
+  isConnectionError,
+  isProtocolError,
+  isRedisReplyError,
+  isTimeoutError,
+  ProtocolError,
+  RedisReplyError,
+  TimeoutError,
+} from "./errors.ts";
+export type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
