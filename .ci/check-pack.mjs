@@ -1,0 +1,22 @@
+// The npm tarball ships dist, README and LICENSE only, and dist/mod.js loads.
+import { execFileSync } from "node:child_process";
+
+const out = execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8" });
+const files = JSON.parse(out)[0].files.map((f) => f.path);
+const stray = files.filter((f) => !(f.startsWith("dist/") || f === "README.md" || f === "LICENSE" || f === "package.json"));
+if (stray.length > 0) {
+  console.error("npm pack would ship files outside dist/, README.md, LICENSE:", stray);
+  process.exit(1);
+}
+if (!files.includes("dist/mod.js") || !files.includes("dist/mod.d.ts")) {
+  console.error("npm pack lacks dist/mod.js or dist/mod.d.ts:", files);
+  process.exit(1);
+}
+const mod = await import(new URL("../dist/mod.js", import.meta.url).href);
+for (const name of ["connect", "pipeline", "lease", "Script", "RedisClient"]) {
+  if (!(name in mod)) {
+    console.error(`dist/mod.js does not export ${name}`);
+    process.exit(1);
+  }
+}
+console.log(`npm pack: ${files.length} files, all in dist/, README.md, LICENSE; dist/mod.js exports the public API`);
