@@ -1,0 +1,133 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { isOverloadedError, OverloadedError } from "../../strategies/errors.ts";
+import { lease } from "../../strategies/lease.ts";
+import { limit } from "../../strategies/limit.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { swr } from "../../strategies/swr.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, deferred, origin, rejects, until } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let n = 0;
+const ns = () => `lim${++n}`;
+
+const Limit = suite("limit()");
+Limit.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+});
+Limit.after(async () => {
+  redis?.destroy();
+  await server?.stop();
+});
+
+Limit("limit() rejects bad settings with messages naming them", async () => {
+  await rejects(() => limit(undefined as never), RangeError, "Cannot create limit: 'concurrency' must be a positive integer, got undefined");
+  await rejects(() => limit({ concurrency: 0 }), RangeError, "Cannot create limit: 'concurrency' must be a positive integer, got 0");
+  await rejects(() => limit({ concurrency: 1, queueMs: -1 }), RangeError, "Cannot create limit: 'queueMs' must be a non-negative integer, got -1");
+  const s = limit({ concurrency: 3 });
+  assert.equal([s.concurrency, s.queueMs, s.active, s.queued], [3, 0, 0, 0]);
+});
+
+Limit("limit() sheds a load beyond the concurrency with OverloadedError and never calls the origin for it", async () => {
+  const strategy = limit({ concurrency: 2 });
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease(), strategy);
+  const hold = deferred();
+  const held = origin(() => "v");
+  held.hold = hold.promise;
+  const a = cache.get("a", held.load);
+  const b = cache.get("b", held.load);
+  await until(() => held.calls === 2);
+  assert.is(strategy.active, 2);
+  const shed = origin(() => "never");
+  const error = await rejects(() => cache.get("c", shed.load), OverloadedError, `Cannot load ${cache.keys("c").data}: 2 loads in flight and no slot freed within queueMs (0 ms)`);
+  assert.ok(isOverloadedError(error));
+  assert.equal([(error as OverloadedError).concurrency, (error as OverloadedError).queuedMs], [2, 0]);
+  assert.is(shed.calls, 0);
+  assert.is(cache.stats().shed, 1);
+  assert.is(await redis.send(["EXISTS", cache.keys("c").lease]), 0, "the shed call's lease was released");
+  hold.resolve();
+  assert.equal(await Promise.all([a, b]), ["v", "v"]);
+  assert.is(strategy.active, 0);
+  assert.is(await cache.get("c", shed.load), "never", "a free slot admits the next load");
+  await cache.close();
+});
+
+Limit("a queued load starts when a slot frees within queueMs, in arrival order", async () => {
+  const strategy = limit({ concurrency: 1, queueMs: 10_000 });
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, strategy);
+  const hold = deferred();
+  const order: string[] = [];
+  const first = cache.get("a", async () => {
+    await hold.promise;
+    order.push("a");
+    return "a";
+  });
+  await until(() => strategy.active === 1);
+  const second = cache.get("b", () => (order.push("b"), "b"));
+  const third = cache.get("c", () => (order.push("c"), "c"));
+  await until(() => strategy.queued === 2);
+  hold.resolve();
+  assert.equal(await Promise.all([first, second, third]), ["a", "b", "c"]);
+  assert.equal(order, ["a", "b", "c"]);
+  assert.equal([strategy.active, strategy.queued, cache.stats().shed], [0, 0, 0]);
+  await cache.close();
+});
+
+Limit("a load still queued after queueMs is shed, and a queued caller who leaves frees its place", async () => {
+  const strategy = limit({ concurrency: 1, queueMs: 50 });
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, strategy);
+  const hold = deferred();
+  const first = cache.get("a", () => hold.promise.then(() => "a"));
+  await until(() => strategy.active === 1);
+  const error = await rejects(() => cache.get("b", () => "b"), OverloadedError, `Cannot load ${cache.keys("b").data}: 1 loads in flight and no slot freed within queueMs (50 ms)`);
+  assert.ok((error as OverloadedError).queuedMs >= 49);
+  const controller = new AbortController();
+  const leaving = cache.get("c", () => "c", { signal: controller.signal });
+  await until(() => strategy.queued === 1);
+  controller.abort(new Error("left the queue"));
+  await rejects(() => leaving, Error, "left the queue");
+  await until(() => strategy.queued === 0);
+  hold.resolve();
+  assert.is(await first, "a");
+  assert.is(cache.stats().shed, 1);
+  await cache.close();
+});
+
+Limit("a shed call gets the stale value when swr holds one", async () => {
+  const strategy = limit({ concurrency: 1 });
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease(), strategy);
+  await cache.get("x", () => "old x");
+  await until(async () => Number(await redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
+  const hold = deferred();
+  const busy = cache.get("y", () => hold.promise.then(() => "y"));
+  await until(() => strategy.active === 1);
+  const o = origin(() => "new x");
+  assert.is(await cache.get("x", o.load), "old x");
+  assert.is(o.calls, 0);
+  assert.equal([cache.stats().shed, cache.stats().stale], [1, 1]);
+  hold.resolve();
+  assert.is(await busy, "y");
+  await cache.close();
+});
+
+Limit("a background refresh that is shed is counted and leaves the stale value in place", async () => {
+  const strategy = limit({ concurrency: 1 });
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000 }), lease(), strategy);
+  await cache.get("x", () => "old x");
+  await until(async () => Number(await redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
+  const hold = deferred();
+  const busy = cache.get("y", () => hold.promise.then(() => "y"));
+  await until(() => strategy.active === 1);
+  assert.is(await cache.get("x", () => "new x"), "old x");
+  await until(() => cache.stats().refreshErrors === 1);
+  assert.is(cache.stats().shed, 1);
+  hold.resolve();
+  await busy;
+  await cache.close();
+});
+
+Limit.run();

@@ -1,0 +1,147 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { swr } from "../../strategies/swr.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let other: RedisClient;
+let n = 0;
+const ns = () => `swr${++n}`;
+const pttl = async (key: string) => Number(await redis.send(["PTTL", key]));
+
+const Swr = suite("swr()");
+Swr.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+  other = await client(server.url);
+});
+Swr.after(async () => {
+  redis?.destroy();
+  other?.destroy();
+  await server?.stop();
+});
+
+Swr("swr() rejects bad windows and caps with messages naming the setting", async () => {
+  await rejects(() => swr(undefined as never), RangeError, "Cannot create swr: 'staleMs' must be a non-negative integer, got undefined");
+  await rejects(() => swr({ staleMs: -1 }), RangeError, "Cannot create swr: 'staleMs' must be a non-negative integer, got -1");
+  await rejects(() => swr({ staleMs: 10, ifErrorMs: 0.5 }), RangeError, "Cannot create swr: 'ifErrorMs' must be a non-negative integer, got 0.5");
+  await rejects(() => swr({ staleMs: 10, maxRefreshes: 0 }), RangeError, "Cannot create swr: 'maxRefreshes' must be a positive integer, got 0");
+  const s = swr({ staleMs: 10 });
+  assert.equal([s.staleMs, s.ifErrorMs, s.maxRefreshes], [10, 0, 16]);
+});
+
+Swr("a read in the stale window gets the stale value at once and starts one refresh across clients", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 100, namespace, onEvent: ev.onEvent }, swr({ staleMs: 10_000 }), coalesce(), lease());
+  const b = pipeline({ redis: other, ttlMs: 100, namespace, onEvent: ev.onEvent }, swr({ staleMs: 10_000 }), coalesce(), lease());
+  assert.is(await a.get("k", () => "v1"), "v1");
+  const data = a.keys("k").data;
+  assert.ok((await pttl(data)) > 10_000, "physical TTL = fresh + stale");
+  // Real expiry of the fresh window, seen through the server's PTTL.
+  await until(async () => (await pttl(data)) <= 10_000);
+  const hold = deferred();
+  const o = origin(() => "v2");
+  o.hold = hold.promise;
+  const values = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).get("k", o.load)));
+  assert.equal(values, Array(20).fill("v1"), "nobody waits for the refresh");
+  await o.started.promise;
+  hold.resolve();
+  await Promise.all([a.close(), b.close()]);
+  assert.is(o.calls, 1);
+  assert.is(a.stats().stale + b.stats().stale, 20);
+  assert.is(a.stats().misses + b.stats().misses, 1, "only the cold fill missed");
+  assert.match(String(await redis.send(["GET", data])), /"v2"$/);
+  assert.ok((await pttl(data)) > 10_000, "the refresh published a full fresh + stale lifetime");
+});
+
+Swr("a failed refresh keeps the stale value and never moves its final deadline", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 300 }), lease());
+  await cache.get("k", () => "v1");
+  const data = cache.keys("k").data;
+  await until(async () => (await pttl(data)) <= 300);
+  const before = await pttl(data);
+  const boom = new Error("origin down");
+  assert.is(await cache.get("k", () => Promise.reject(boom)), "v1");
+  // Wait for the failed background refresh to finish.
+  await until(() => cache.stats().refreshErrors === 1);
+  assert.ok((await pttl(data)) <= before, "the deadline did not move");
+  assert.equal([cache.stats().loadErrors, cache.stats().refreshErrors], [1, 1]);
+  assert.match(String(await redis.send(["GET", data])), /"v1"$/);
+  // At the final deadline the key is gone: the next read is a plain miss.
+  await until(async () => (await redis.send(["EXISTS", data])) === 0);
+  await rejects(() => cache.get("k", () => Promise.reject(boom)), Error, "origin down");
+  assert.is(cache.stats().misses, 2);
+  await cache.close();
+});
+
+Swr("in the error window a failed load serves the old value; a successful one replaces it", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  await cache.get("k", () => "v1");
+  const data = cache.keys("k").data;
+  await until(async () => (await pttl(data)) <= 10_000);
+  const boom = new Error("origin down");
+  assert.is(await cache.get("k", () => Promise.reject(boom)), "v1");
+  assert.equal([cache.stats().stale, cache.stats().loadErrors, cache.stats().misses], [1, 1, 2]);
+  assert.ok((await pttl(data)) <= 10_000, "serving stale stored nothing");
+  assert.is(await cache.get("k", () => "v2"), "v2");
+  assert.is(await cache.get("k", () => "v3"), "v2");
+  await cache.close();
+});
+
+Swr("a caller whose own deadline ends in the error window gets its error, not the stale value", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  await cache.get("k", () => "v1");
+  await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
+  const controller = new AbortController();
+  const hold = deferred<string>();
+  const call = cache.get("k", () => hold.promise, { signal: controller.signal });
+  controller.abort(new Error("left"));
+  await rejects(() => call, Error, "left");
+  hold.resolve("v2");
+  await cache.close();
+});
+
+Swr("background refreshes are capped by maxRefreshes; the excess is dropped and counted", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000, maxRefreshes: 2 }), lease());
+  const ids = ["a", "b", "c", "d", "e"];
+  for (const id of ids) await cache.get(id, () => `${id}1`);
+  for (const id of ids) await until(async () => (await pttl(cache.keys(id).data)) <= 10_000);
+  const hold = deferred();
+  const o = origin(() => "fresh");
+  o.hold = hold.promise;
+  for (const id of ids) assert.is(await cache.get(id, o.load), `${id}1`);
+  // A second stale read of a key already refreshing starts nothing new.
+  assert.is(await cache.get("a", o.load), "a1");
+  assert.equal([o.calls, cache.stats().refreshesDropped], [2, 3]);
+  hold.resolve();
+  await cache.close();
+  assert.is(o.calls, 2);
+});
+
+Swr("close() drains background refreshes before it resolves", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000 }), lease());
+  await cache.get("k", () => "v1");
+  const data = cache.keys("k").data;
+  await until(async () => (await pttl(data)) <= 10_000);
+  const hold = deferred();
+  const o = origin(() => "v2");
+  o.hold = hold.promise;
+  assert.is(await cache.get("k", o.load), "v1");
+  await o.started.promise;
+  let closed = false;
+  const closing = cache.close().then(() => (closed = true));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.is(closed, false, "close() resolved while a refresh was running");
+  hold.resolve();
+  await closing;
+  assert.match(String(await redis.send(["GET", data])), /"v2"$/);
+});
+
+Swr.run();

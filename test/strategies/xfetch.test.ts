@@ -1,0 +1,122 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../resp/client.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
+import { xfetch } from "../../strategies/xfetch.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { client, deferred, events, origin, rejects } from "./_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let other: RedisClient;
+let n = 0;
+const ns = () => `xf${++n}`;
+
+const Xfetch = suite("xfetch()");
+Xfetch.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+  other = await client(server.url);
+});
+Xfetch.after(async () => {
+  redis?.destroy();
+  other?.destroy();
+  await server?.stop();
+});
+
+Xfetch("xfetch() rejects a beta that is not a positive finite number", async () => {
+  for (const beta of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    await rejects(() => xfetch({ beta }), RangeError, `Cannot create xfetch: 'beta' must be a positive finite number, got ${beta}`);
+  }
+  assert.is(xfetch().beta, 1);
+});
+
+/** Store an entry whose last load took `loadMs`, with `freshMs` left. */
+async function plant(data: string, loadMs: number, freshMs: number): Promise<void> {
+  await redis.send(["SET", data, `hl1;v;0;0;${loadMs};"current"`, "PX", freshMs]);
+}
+
+Xfetch("random() = 0 never refreshes early, even with a slow load and little time left", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0 }, xfetch(), lease());
+  await plant(cache.keys("k").data, 5000, 2000);
+  const o = origin(() => "next");
+  assert.is(await cache.get("k", o.load), "current");
+  await cache.close();
+  assert.is(o.calls, 0);
+  assert.equal([cache.stats().hits, cache.stats().earlyRefreshes], [1, 0]);
+});
+
+Xfetch("a read refreshes early when -delta * beta * ln(u) reaches the fresh time left, and returns the current value", async () => {
+  // u = 1 - 0.9 = 0.1: -1000 * ln(0.1) = 2303 ms >= 2000 ms left.
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), lease());
+  const data = cache.keys("k").data;
+  await plant(data, 1000, 2000);
+  const hold = deferred();
+  const o = origin(() => "next");
+  o.hold = hold.promise;
+  assert.is(await cache.get("k", o.load), "current", "the caller never waits for the refresh");
+  await o.started.promise;
+  hold.resolve();
+  await cache.close();
+  assert.is(o.calls, 1);
+  assert.equal([cache.stats().hits, cache.stats().earlyRefreshes, cache.stats().misses], [1, 1, 0]);
+  assert.match(String(await redis.send(["GET", data])), /"next"$/);
+  assert.ok(Number(await redis.send(["PTTL", data])) > 59_000);
+  // A smaller beta waits longer: 0.5 * 2303 ms < 2000 ms left.
+  const calm = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch({ beta: 0.5 }), lease());
+  await plant(calm.keys("k").data, 1000, 2000);
+  assert.is(await calm.get("k", o.load), "current");
+  await calm.close();
+  assert.is(calm.stats().earlyRefreshes, 0);
+});
+
+Xfetch("an early refresh runs once across clients: the lease admits one refresher", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent }, xfetch(), coalesce(), lease());
+  const b = pipeline({ redis: other, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent }, xfetch(), coalesce(), lease());
+  await plant(a.keys("k").data, 1000, 2000);
+  const hold = deferred();
+  const o = origin(() => "next");
+  o.hold = hold.promise;
+  assert.is(await a.get("k", o.load), "current");
+  await o.started.promise;
+  // b decides to refresh too, finds the lease taken, and leaves it to a.
+  assert.is(await b.get("k", o.load), "current");
+  await b.close();
+  hold.resolve();
+  await a.close();
+  assert.is(o.calls, 1);
+  assert.is(a.stats().earlyRefreshes + b.stats().earlyRefreshes, 2);
+  assert.is(ev.count("lease-won"), 1);
+});
+
+Xfetch("under steady load over three TTL periods no caller sees a miss and about one load happens per period", async () => {
+  const namespace = ns();
+  const ttlMs = 600;
+  const a = pipeline({ redis, ttlMs, namespace }, xfetch(), coalesce(), lease());
+  const b = pipeline({ redis: other, ttlMs, namespace }, xfetch(), coalesce(), lease());
+  let loads = 0;
+  // The origin takes ~30 ms: the delta xfetch scales its eagerness with.
+  const load = () => new Promise<number>((r) => setTimeout(() => r(++loads), 30));
+  await a.get("hot", load); // Warm-up: the one cold miss.
+  const warm = { a: a.stats().misses, b: b.stats().misses };
+  const start = performance.now();
+  let reads = 0;
+  const reader = async (cache: typeof a) => {
+    // Bounded: three TTL periods of back-to-back reads, and never more than 250,000 reads.
+    while (performance.now() - start < 3 * ttlMs && reads < 250_000) {
+      reads++;
+      await cache.get("hot", load);
+    }
+  };
+  await Promise.all([reader(a), reader(a), reader(b), reader(b)]);
+  await Promise.all([a.close(), b.close()]);
+  assert.is(a.stats().misses - warm.a + b.stats().misses - warm.b, 0, "a caller saw the expiry");
+  const refreshes = loads - 1;
+  assert.ok(refreshes >= 2 && refreshes <= 6, `${refreshes} loads over 3 periods (${reads} reads)`);
+});
+
+Xfetch.run();
