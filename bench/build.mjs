@@ -4,12 +4,13 @@
 // measures them.
 //
 // `herdless:cache` is bound here to the first module that exports
-// `pipeline`: the root mod.ts, then strategies/mod.ts, then pipeline.ts.
+// `pipeline`: the root mod.ts, then strategies/mod.ts, then pipeline.ts,
+// then strategies/pipeline.ts with the strategy files beside it.
 // The strategies are written alongside the bench, so when none of them
 // builds yet the bench gets a stub saying why, and reports
 // "pipeline not available" rather than a figure.
 import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -26,20 +27,32 @@ const common = {
   external: ["ioredis", "redis", "bun"],
 };
 
+const STRATEGY_FILES = ["pipeline", "coalesce", "limit", "lease", "jitter", "xfetch", "swr"];
+
 /** Which module provides `pipeline`, or why none does. */
 async function findCacheModule() {
   const reasons = [];
-  for (const candidate of ["mod.ts", "strategies/mod.ts", "pipeline.ts"]) {
-    const path = join(rootDir, candidate);
-    if (!existsSync(path)) {
-      reasons.push(`${candidate} does not exist`);
+  const candidates = ["mod.ts", "strategies/mod.ts", "pipeline.ts"].map((name) => ({ name, path: join(rootDir, name) }));
+  // Before strategies/mod.ts exists: an entry re-exporting the strategy files that do.
+  const files = STRATEGY_FILES.filter((f) => existsSync(join(rootDir, "strategies", `${f}.ts`)));
+  candidates.push({
+    name: "strategies/{" + STRATEGY_FILES.join(",") + "}.ts",
+    path: files.includes("pipeline") ? join(rootDir, "strategies", "pipeline.ts") : join(rootDir, "strategies", "(none).ts"),
+    contents: files.map((f) => `export * from "./strategies/${f}.ts";`).join("\n"),
+  });
+  for (const candidate of candidates) {
+    if (!existsSync(candidate.path)) {
+      reasons.push(`${candidate.name} does not exist`);
       continue;
     }
+    const entry = candidate.contents === undefined
+      ? { entryPoints: [candidate.path] }
+      : { stdin: { contents: candidate.contents, resolveDir: rootDir, loader: "ts", sourcefile: "herdless-cache-entry.ts" } };
     try {
-      const r = await esbuild.build({ ...common, entryPoints: [path], write: false, metafile: true, outdir: outDir });
+      const r = await esbuild.build({ ...common, ...entry, write: false, metafile: true, outdir: outDir });
       const exports = Object.values(r.metafile.outputs).flatMap((o) => o.exports ?? []);
-      if (exports.includes("pipeline")) return { path };
-      reasons.push(`${candidate} exports no pipeline()`);
+      if (exports.includes("pipeline")) return { name: candidate.name, ...entry };
+      reasons.push(`${candidate.name} exports no pipeline()`);
     } catch (error) {
       const first = error.errors?.[0];
       const where = first?.location ? `${first.location.file}:${first.location.line}: ` : "";
@@ -56,11 +69,11 @@ export async function build() {
     name: "herdless-cache",
     setup(b) {
       b.onResolve({ filter: /^herdless:cache$/ }, () =>
-        cache.path !== undefined ? { path: cache.path } : { path: "stub", namespace: "herdless-cache" });
-      b.onLoad({ filter: /.*/, namespace: "herdless-cache" }, () => ({
-        contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`,
-        loader: "js",
-      }));
+        cache.entryPoints !== undefined ? { path: cache.entryPoints[0] } : { path: "entry", namespace: "herdless-cache" });
+      b.onLoad({ filter: /.*/, namespace: "herdless-cache" }, () =>
+        cache.stdin !== undefined
+          ? { contents: cache.stdin.contents, resolveDir: cache.stdin.resolveDir, loader: "ts" }
+          : { contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`, loader: "js" });
     },
   };
   await esbuild.build({
@@ -70,5 +83,5 @@ export async function build() {
     outExtension: { ".js": ".mjs" },
     plugins: [cachePlugin],
   });
-  if (cache.path !== undefined) process.stderr.write(`bench: cache pipeline from ${relative(rootDir, cache.path)}\n`);
+  if (cache.name !== undefined) process.stderr.write(`bench: cache pipeline from ${cache.name}\n`);
 }

@@ -32,9 +32,11 @@ interface CacheModule {
  * expire an entry during a run. A factory the module does not export is left
  * out and reported.
  */
+const LIMIT = 64;
+const FILL_AT_ONCE = 32;
 const LAYERS: readonly [string, Record<string, unknown> | undefined][] = [
   ["coalesce", undefined],
-  ["limit", { concurrency: 64 }],
+  ["limit", { concurrency: LIMIT }],
   ["lease", undefined],
   ["jitter", { spreadMs: 1_000 }],
   ["xfetch", undefined],
@@ -78,9 +80,9 @@ export async function prepareHit(variant: "pipeline" | "raw-get", url: string, i
     return VALUE;
   };
   const identities = Array.from({ length: KEYS }, (_, i) => ["hit", i] as const);
-  // Fill: one miss per identity, 100 at a time.
-  for (let i = 0; i < KEYS; i += IN_FLIGHT) {
-    await Promise.all(identities.slice(i, i + IN_FLIGHT).map((id) => cache.get(id, loader)));
+  // Fill: one miss per identity, FILL_AT_ONCE at a time (fewer than limit() admits).
+  for (let i = 0; i < KEYS; i += FILL_AT_ONCE) {
+    await Promise.all(identities.slice(i, i + FILL_AT_ONCE).map((id) => cache.get(id, loader)));
   }
   const dataKeys = identities.map((id) => cache.keys(id).data);
   const op = variant === "pipeline"

@@ -14,6 +14,10 @@ export interface Series {
   client: WorkerResult["client"];
   opsPerSec: number[];
   peakRssBytes: number[];
+  /** Share of one core the client process used over each window. */
+  clientBusy: number[];
+  /** Share of one core the server used over each window (a local server only). */
+  serverBusy: number[];
   errors: string[];
 }
 
@@ -152,13 +156,26 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
   const hitRows = (["hit-seq", "hit-100"] as const)
     .filter((s) => requested.includes(s))
     .map((s) => {
-      if (pipelineWhy !== undefined) return [DESCRIPTIONS[s], "-", "not available", "-", ">= 0.85x", "n/a"];
+      if (pipelineWhy !== undefined) return [DESCRIPTIONS[s], "-", "not available", "-", ">= 0.85x", "n/a", "-", "-"];
       const t = target(DESCRIPTIONS[s]);
-      return [DESCRIPTIONS[s], cell(series, "node", s, "raw-get"), cell(series, "node", s, "pipeline"), fmtRatio(t?.ratio), t?.want ?? "", verdict(t)];
+      const rss = (client: string) => {
+        const x = find(series, "node", s, client);
+        return fmtMiB(x && x.peakRssBytes.length > 0 ? median(x.peakRssBytes) : undefined);
+      };
+      return [
+        DESCRIPTIONS[s],
+        cell(series, "node", s, "raw-get"),
+        cell(series, "node", s, "pipeline"),
+        fmtRatio(t?.ratio),
+        t?.want ?? "",
+        verdict(t),
+        rss("raw-get"),
+        rss("pipeline"),
+      ];
     });
   if (hitRows.length > 0) {
     out.push(`Cache hit on Node, herdless client, ops/s (median of ${reps})`, "");
-    out.push(table(["scenario", "raw GET", "full pipeline", "ratio", "target", ""], hitRows), "");
+    out.push(table(["scenario", "raw GET", "full pipeline", "ratio", "target", "", "peak RSS raw GET", "peak RSS pipeline"], hitRows), "");
     if (pipelineWhy !== undefined) out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
   }
 
@@ -192,6 +209,22 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
     ]);
     out.push("Peak RSS of each client's own process (VmHWM, median)", "");
     out.push(table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "herdless on Bun", "Bun RedisClient"], rssRows), "");
+  }
+
+  const cpuRows = series
+    .filter((s) => s.opsPerSec.length > 0)
+    .map((s) => {
+      const ops = median(s.opsPerSec);
+      const busy = (xs: number[]) => (xs.length === 0 ? undefined : median(xs));
+      const c = busy(s.clientBusy);
+      const v = busy(s.serverBusy);
+      const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x * 100)}%`);
+      const us = (x: number | undefined) => (x === undefined ? "-" : ((x * 1e6) / ops).toFixed(2));
+      return [`${s.runtime} ${s.scenario}`, s.client, fmtOps(ops), pct(c), us(c), pct(v), us(v)];
+    });
+  if (cpuRows.length > 0) {
+    out.push("Where the time goes: CPU busy share of each side's core, and CPU µs per operation (medians)", "");
+    out.push(table(["scenario", "client", "ops/s", "client busy", "client µs/op", "server busy", "server µs/op"], cpuRows), "");
   }
 
   out.push("Targets (issue #4)", "");

@@ -11,6 +11,7 @@
  *   npm run bench -- --only get-100,set-batch --reps 5 --duration 3000
  *   npm run bench -- --no-bun          Node clients only
  *   npm run bench -- --cpu-prof        also write V8 CPU profiles of every worker to bench/.out/prof
+ *                                      (sampling every --cpu-prof-interval µs, default 1000)
  *
  * @module
  */
@@ -43,6 +44,7 @@ interface Options {
   bun: boolean;
   node: boolean;
   cpuProf: boolean;
+  cpuProfIntervalUs: number;
   pin: boolean;
 }
 
@@ -58,6 +60,7 @@ function parseArgs(argv: readonly string[]): Options {
     bun: !argv.includes("--no-bun"),
     node: !argv.includes("--no-node"),
     cpuProf: argv.includes("--cpu-prof"),
+    cpuProfIntervalUs: 1000,
     pin: !argv.includes("--no-pin"),
   };
   const value = (name: string) => {
@@ -74,6 +77,7 @@ function parseArgs(argv: readonly string[]): Options {
   o.reps = int("--reps", 1) ?? o.reps;
   o.durationMs = int("--duration", 50) ?? o.durationMs;
   o.warmupMs = int("--warmup", 0) ?? o.warmupMs;
+  o.cpuProfIntervalUs = int("--cpu-prof-interval", 10) ?? o.cpuProfIntervalUs;
   const only = value("--only");
   if (only !== undefined) {
     const names = only.split(",").map((s) => s.trim());
@@ -131,9 +135,9 @@ interface Job {
   rep: number;
 }
 
-function plan(o: Options, bun: string | undefined, url: string, pipelineWhy: string | undefined): Job[] {
+function plan(o: Options, bun: string | undefined, url: string, pipelineWhy: string | undefined, serverPid: number | undefined): Job[] {
   const jobs: Job[] = [];
-  const base = { url, warmupMs: o.warmupMs, durationMs: o.durationMs, resp: 2 as const };
+  const base = { url, warmupMs: o.warmupMs, durationMs: o.durationMs, resp: 2 as const, ...(serverPid === undefined ? {} : { serverPid }) };
   for (const scenario of o.only) {
     for (let rep = 1; rep <= o.reps; rep++) {
       if (scenario.startsWith("hit-")) {
@@ -160,7 +164,7 @@ function runJob(job: Job, o: Options, bun: string | undefined): Promise<WorkerRe
     const dir = join(here, "prof");
     mkdirSync(dir, { recursive: true });
     const name = `${job.runtime}-${job.task.scenario}-${job.task.client}-${job.rep}.cpuprofile`;
-    args.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`);
+    args.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`, `--cpu-prof-interval=${o.cpuProfIntervalUs}`);
   }
   args.push(workerPath, JSON.stringify(job.task));
   const [cmd, argv] = o.pin && hasTaskset ? ["taskset", ["-c", "1", bin, ...args]] : [bin, args];
@@ -237,7 +241,7 @@ async function main(): Promise<void> {
     };
     log(`herdless bench ${env.date}: ${env.nproc} x ${env.cpu}; Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`);
 
-    const jobs = plan(o, bun, url, pipelineWhy);
+    const jobs = plan(o, bun, url, pipelineWhy, server?.pid);
     const series: Series[] = [];
     let layers: string[] | undefined;
     const started = Date.now();
@@ -246,7 +250,7 @@ async function main(): Promise<void> {
       const r = await runJob(job, o, bun);
       let s = series.find((x) => x.runtime === job.runtime && x.scenario === job.task.scenario && x.client === job.task.client);
       if (s === undefined) {
-        s = { runtime: job.runtime, scenario: job.task.scenario, client: job.task.client, opsPerSec: [], peakRssBytes: [], errors: [] };
+        s = { runtime: job.runtime, scenario: job.task.scenario, client: job.task.client, opsPerSec: [], peakRssBytes: [], clientBusy: [], serverBusy: [], errors: [] };
         series.push(s);
       }
       if (r.layers !== undefined) layers = r.layers;
@@ -254,15 +258,20 @@ async function main(): Promise<void> {
       else {
         s.opsPerSec.push(r.opsPerSec);
         s.peakRssBytes.push(r.peakRssBytes);
+        if (r.clientCpuMs !== undefined) s.clientBusy.push(r.clientCpuMs / r.elapsedMs);
+        if (r.serverCpuMs !== undefined) s.serverBusy.push(r.serverCpuMs / r.elapsedMs);
       }
-      const what = r.error !== undefined ? `error: ${r.error}` : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${(r.peakRssBytes / 1048576).toFixed(1)} MiB`;
+      const busy = (ms: number | undefined) => (ms === undefined ? "-" : `${Math.round((ms * 100) / r.elapsedMs)}%`);
+      const what = r.error !== undefined
+        ? `error: ${r.error}`
+        : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${(r.peakRssBytes / 1048576).toFixed(1)} MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
       log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
     }
     const baseline = { node: runtimeBaseline(process.execPath), bun: bun === undefined ? undefined : runtimeBaseline(bun) };
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
     if (o.json) {
-      process.stdout.write(JSON.stringify({ env, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
+      process.stdout.write(JSON.stringify({ env, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy ?? null, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
     } else {
       const mib = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
       process.stdout.write(

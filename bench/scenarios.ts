@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { readFileSync } from "node:fs";
+import process from "node:process";
 import type { BenchClient } from "./clients.ts";
 
 /** Scenario names, in the order they are run and printed. */
@@ -38,18 +40,49 @@ const setBatches: readonly (readonly string[])[] = Array.from(
   (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
 );
 
-/** Counted operations over a measured window. */
+/** Counted operations over a measured window, and the CPU time spent on them. */
 export interface Measurement {
   ops: number;
   elapsedMs: number;
+  /** This process' CPU time (user + system) over the window. */
+  clientCpuMs: number;
+  /** The server's CPU time over the window, when its pid was given and /proc is readable. */
+  serverCpuMs?: number;
 }
 
+/** CPU time (user + system) of another process from /proc, in ms; undefined when unreadable. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+// USER_HZ: 100 on every Linux architecture Node and Bun run on.
+const CLOCK_TICKS = 100;
+
 /** Warm up for `warmupMs`, then measure for `durationMs`. */
-export async function measure(run: (ms: number) => Promise<number>, warmupMs: number, durationMs: number): Promise<Measurement> {
+export async function measure(
+  run: (ms: number) => Promise<number>,
+  warmupMs: number,
+  durationMs: number,
+  serverPid?: number,
+): Promise<Measurement> {
   if (warmupMs > 0) await run(warmupMs);
+  const server0 = processCpuMs(serverPid);
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const ops = await run(durationMs);
-  return { ops, elapsedMs: performance.now() - start };
+  const elapsedMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  const server1 = processCpuMs(serverPid);
+  const m: Measurement = { ops, elapsedMs, clientCpuMs: (cpu.user + cpu.system) / 1000 };
+  if (server0 !== undefined && server1 !== undefined) m.serverCpuMs = server1 - server0;
+  return m;
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { getHeapSpaceStatistics } from "node:v8";
 import { type ClientName, openClient } from "./clients.ts";
 import { prepareHit } from "./hit.ts";
 import { clientLoop, measure, type ScenarioName } from "./scenarios.ts";
@@ -21,6 +22,8 @@ export interface WorkerTask {
   warmupMs: number;
   durationMs: number;
   resp: 2 | 3;
+  /** The redis-server's pid, to read its CPU time over the window (a local server only). */
+  serverPid?: number;
 }
 
 /** What a worker reports. */
@@ -31,15 +34,28 @@ export interface WorkerResult {
   ops: number;
   elapsedMs: number;
   opsPerSec: number;
+  /** CPU time of this process over the measured window. */
+  clientCpuMs?: number;
+  /** CPU time of the server over the measured window. */
+  serverCpuMs?: number;
   /** VmHWM: the process' peak resident set. */
   peakRssBytes: number;
   /** VmRSS before any client code ran: the runtime alone. */
   baseRssBytes: number;
+  /** V8 heap spaces' physical sizes at the end, in bytes (Node only): where the peak went. */
+  heapSpaces?: Record<string, number> | undefined;
   layers?: string[];
   error?: string;
 }
 
 const runtime: WorkerResult["runtime"] = "Bun" in globalThis ? "bun" : "node";
+
+function heapSpaces(): Record<string, number> | undefined {
+  if (runtime !== "node") return undefined;
+  const out: Record<string, number> = {};
+  for (const s of getHeapSpaceStatistics()) out[s.space_name] = s.physical_space_size;
+  return out;
+}
 
 /** Peak (`VmHWM`) or current (`VmRSS`) resident set of this process, in bytes. */
 function rss(field: "VmHWM" | "VmRSS"): number {
@@ -57,16 +73,16 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
   if (task.client === "pipeline" || task.client === "raw-get") {
     const hit = await prepareHit(task.client, task.url, task.scenario === "hit-seq" ? 1 : 100);
     const loadsBefore = hit.loads();
-    const m = await measure(hit.run, task.warmupMs, task.durationMs);
+    const m = await measure(hit.run, task.warmupMs, task.durationMs, task.serverPid);
     const extra = hit.loads() - loadsBefore;
     await hit.close();
     if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
-    return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), layers: hit.layers };
+    return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), heapSpaces: heapSpaces(), layers: hit.layers };
   }
   const client = await openClient(task.client, task.url, task.resp);
-  const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs);
+  const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs, task.serverPid);
   await client.close();
-  return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM") };
+  return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), heapSpaces: heapSpaces() };
 }
 
 const baseRssBytes = rss("VmRSS");
