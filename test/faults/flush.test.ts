@@ -1,0 +1,73 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../resp/client.ts";
+import { Script } from "../../resp/script.ts";
+import { load, summary } from "../support/load.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("SCRIPT FLUSH and FLUSHALL mid-load");
+test.before(async (ctx) => {
+  ctx.server = await startRedis();
+  ctx.redis = await connect(ctx.server.url);
+  ctx.admin = await connect(ctx.server.url);
+});
+test.after(async (ctx) => {
+  ctx.redis?.destroy();
+  ctx.admin?.destroy();
+  await ctx.server?.stop();
+});
+
+const incr = new Script("return redis.call('INCR', KEYS[1])");
+const read = new Script("return redis.call('GET', KEYS[1])");
+
+test("SCRIPT FLUSH (sync and async) under load: no caller sees NOSCRIPT, every INCR counts once", async ({ redis, admin }) => {
+  const keys = Array.from({ length: 20 }, (_, i) => `flush:${i}`);
+  const counted = new Map<string, number>();
+  let done = false;
+  const loaded = load(16, async (w, i) => {
+    const key = keys[(w + i) % keys.length]!;
+    if (i % 3 === 2) {
+      await read.run(redis, [key], []);
+      return;
+    }
+    await incr.run(redis, [key], []);
+    counted.set(key, (counted.get(key) ?? 0) + 1);
+  }, () => done);
+  for (let i = 0; i < 30; i++) {
+    await admin.send(["SCRIPT", "FLUSH", i % 2 === 0 ? "SYNC" : "ASYNC"]);
+    await sleep(5);
+  }
+  done = true;
+  const { ok, errors } = await loaded;
+  assert.is(errors.length, 0, `no error reached a caller: ${summary(errors)}`);
+  assert.ok(ok > 100, `load ran (${ok})`);
+  for (const [key, n] of counted) assert.is(Number(await redis.send(["GET", key])), n, key);
+});
+
+test("FLUSHALL under load: the data goes, the scripts keep working, no caller sees an error", async ({ redis, admin }) => {
+  let done = false;
+  let flushes = 0;
+  const loaded = load(16, (w, i) => (i % 2 === 0 ? incr.run(redis, [`all:${w}`], []) : read.run(redis, [`all:${w}`], [])), () => done);
+  for (; flushes < 20; flushes++) {
+    await admin.send(["FLUSHALL", flushes % 2 === 0 ? "SYNC" : "ASYNC"]);
+    await admin.send(["SCRIPT", "FLUSH"]);
+    await sleep(5);
+  }
+  done = true;
+  const { ok, errors } = await loaded;
+  assert.is(errors.length, 0, `no error reached a caller: ${summary(errors)}`);
+  assert.ok(ok > 100, `load ran (${ok})`);
+  await admin.send(["FLUSHALL"]);
+  assert.is(await incr.run(redis, ["all:0"], []), 1, "a script after the last flush runs on an empty data set");
+});
+
+test("a script cache emptied while a pipelined burst of EVALSHA is in flight: each caller gets its own reply", async ({ redis, admin }) => {
+  await incr.run(redis, ["burst"], []); // the body is now known: later runs send EVALSHA
+  await admin.send(["SCRIPT", "FLUSH"]);
+  const replies = await Promise.all(Array.from({ length: 500 }, () => incr.run(redis, ["burst"], [])));
+  assert.equal([...replies].sort((a, b) => (a as number) - (b as number)), Array.from({ length: 500 }, (_, i) => i + 2));
+});
+
+test.run();

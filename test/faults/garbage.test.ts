@@ -1,0 +1,125 @@
+import process from "node:process";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../resp/client.ts";
+import { ConnectionError, isConnectionError, isProtocolError, ProtocolError, TimeoutError } from "../../resp/errors.ts";
+import { rejects, until } from "../support/assert.ts";
+import { type FakeAction, type FakeServer, startFakeServer } from "../support/fake-server.ts";
+
+/** Settle `p`, or fail the test if it has not settled after `ms` (a hang detector, not a timing assertion). */
+function noHang<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} hung for ${ms} ms`)), ms))),
+  ]);
+}
+
+async function withFake(handler: (command: string[], index: number, connection: number) => FakeAction, run: (fake: FakeServer, redis: RedisClient) => Promise<void>, reconnect = false) {
+  const fake = await startFakeServer((command, info) => handler(command, info.index, info.connection));
+  const redis = await connect({ url: fake.url, reconnect: reconnect ? { minMs: 10, maxMs: 20 } : false });
+  try {
+    await run(fake, redis);
+  } finally {
+    redis.destroy();
+    await fake.close();
+  }
+}
+
+const test = suite("RedisClient against a misbehaving server");
+
+const malformed: [string, string, string][] = [
+  ["plain text", "hello world\r\n", "unknown type byte 0x68 at byte offset 0"],
+  ["NUL bytes", "\x00\x01\x02", "unknown type byte 0x00 at byte offset 0"],
+  ["a bulk length beyond proto-max-bulk-len", "$99999999999999\r\n", "length exceeds the limit"],
+  ["an array length beyond 2^32-1", "*99999999999\r\n", "length exceeds the limit"],
+  ["a length of 20 digits", "$99999999999999999999\r\n", "Invalid RESP"],
+  ["a negative length other than -1", "$-5\r\n", "negative length"],
+  ["letters in an integer", ":12a\r\n", "Invalid RESP"],
+  ["a bulk string missing its CRLF", "$3\r\nabcXY", "Invalid RESP"],
+  ["a bare LF", "+OK\n", "Invalid RESP"],
+];
+
+for (const [name, bytes, message] of malformed) {
+  test(`${name}: the command rejects with ProtocolError, and so does everything behind it`, async () => {
+    await withFake(() => ({ write: bytes }), async (_fake, redis) => {
+      const first = redis.send(["GET", "a"]);
+      const second = redis.send(["GET", "b"]);
+      const e = await noHang(rejects(() => first, ProtocolError, message), name);
+      assert.ok(isProtocolError(e));
+      const other = await noHang(second.then(() => undefined, (err: unknown) => err), name);
+      assert.ok(isProtocolError(other) || isConnectionError(other), `the pipelined command behind it fails too: ${String(other)}`);
+    });
+  });
+}
+
+test("a reply when no command waits is a ProtocolError that closes the connection", async () => {
+  await withFake(
+    (_c, index) => (index === 0 ? { write: "+OK\r\n+UNSOLICITED\r\n" } : { silent: true }),
+    async (_fake, redis) => {
+      assert.is(await redis.send(["SET", "a", "1"]), "OK");
+      await noHang(until(() => !redis.connected, 4000), "close");
+      await rejects(() => redis.send(["GET", "a"]), ConnectionError);
+    },
+  );
+});
+
+test("a frame truncated by a closed socket: ConnectionError for every command written", async () => {
+  for (const cut of ["$10\r\nabc", "*3\r\n:1\r\n", "$5\r", ":12", "%2\r\n+a\r\n:1\r\n+b\r\n"]) {
+    await withFake(() => ({ write: cut, close: true }), async (_fake, redis) => {
+      const all = [redis.send(["GET", "a"]), redis.send(["GET", "b"]), redis.send(["GET", "c"])];
+      for (const p of all) await noHang(rejects(() => p, ConnectionError, "lost before the reply arrived"), JSON.stringify(cut));
+    });
+  }
+});
+
+test("a socket closed with no reply at all: ConnectionError, then the client reconnects and works", async () => {
+  await withFake(
+    (_c, _i, connection) => (connection === 0 ? { close: true } : { write: "+PONG\r\n" }),
+    async (fake, redis) => {
+      await noHang(rejects(() => redis.send(["PING"]), ConnectionError), "close");
+      await noHang(until(() => redis.connected && fake.connections === 2, 4000), "reconnect");
+      assert.is(await noHang(redis.send(["PING"]), "ping"), "PONG");
+    },
+    true,
+  );
+});
+
+test("after a ProtocolError the client reconnects, and the new connection's replies are matched correctly", async () => {
+  await withFake(
+    (command, _i, connection) => (connection === 0 ? { write: "!!garbage" } : { write: `$${command[1]!.length}\r\n${command[1]}\r\n` }),
+    async (fake, redis) => {
+      await noHang(rejects(() => redis.send(["ECHO", "x"]), ProtocolError), "garbage");
+      await noHang(until(() => redis.connected && fake.connections === 2, 4000), "reconnect");
+      const words = Array.from({ length: 50 }, (_, i) => `w${i}`);
+      assert.equal(await noHang(Promise.all(words.map((w) => redis.send(["ECHO", w]))), "echo"), words);
+    },
+    true,
+  );
+});
+
+test("a command timeout ends a wait on a server that never answers, and a silent server never hangs the caller", async () => {
+  await withFake(() => ({ silent: true }), async (_fake, redis) => {
+    const e = await noHang(rejects(() => redis.send(["GET", "a"], { timeoutMs: 100 }), TimeoutError, "Command GET timed out"), "timeout");
+    assert.ok((e as TimeoutError).waitedMs >= 100, "not before its deadline");
+  });
+});
+
+test("an endless stream of garbage: the client stops reading at the first bad byte, memory stays bounded", async () => {
+  const junk = "x".repeat(1 << 20);
+  await withFake(() => ({ stream: junk, count: 256 }), async (_fake, redis) => {
+    const before = process.memoryUsage().rss;
+    await noHang(rejects(() => redis.send(["GET", "a"]), ProtocolError, "unknown type byte 0x78"), "garbage stream");
+    await new Promise((r) => setTimeout(r, 200));
+    const grown = process.memoryUsage().rss - before;
+    assert.ok(grown < 128 * 2 ** 20, `rss grew by ${(grown / 2 ** 20).toFixed(1)} MiB while 256 MiB of garbage was offered`);
+  });
+});
+
+test("deep nesting beyond the decoder's depth limit is a ProtocolError, not a stack overflow", async () => {
+  await withFake(() => ({ write: "*1\r\n".repeat(20_000) + ":1\r\n" }), async (_fake, redis) => {
+    await noHang(rejects(() => redis.send(["GET", "a"]), ProtocolError, "Invalid RESP"), "nesting");
+  });
+});
+
+test.run();

@@ -1,0 +1,62 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../resp/client.ts";
+import { ConnectionError, isTimeoutError, TimeoutError } from "../../resp/errors.ts";
+import { rejects } from "../support/assert.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+
+const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("a paused server");
+test.before(async (ctx) => {
+  ctx.server = await startRedis();
+  ctx.redis = await connect(ctx.server.url);
+  ctx.admin = await connect(ctx.server.url);
+});
+test.after(async (ctx) => {
+  ctx.server?.signal("SIGCONT");
+  ctx.redis?.destroy();
+  ctx.admin?.destroy();
+  await ctx.server?.stop();
+});
+
+/** SET then GET distinct values in one pipeline: a reply matched to the wrong command would show. */
+async function repliesMatch(redis: RedisClient, tag: string): Promise<void> {
+  const n = 200;
+  const sets = Array.from({ length: n }, (_, i) => redis.send(["SET", `${tag}:${i}`, `v${i}`]));
+  const gets = Array.from({ length: n }, (_, i) => redis.send(["GET", `${tag}:${i}`]));
+  assert.equal(await Promise.all(sets), sets.map(() => "OK"));
+  assert.equal(await Promise.all(gets), gets.map((_, i) => `v${i}`));
+}
+
+test("CLIENT PAUSE: commands with a timeout end with TimeoutError at their deadline; the rest complete after the pause, matched", async ({ redis, admin }) => {
+  await admin.send(["CLIENT", "PAUSE", 1000, "ALL"]);
+  const patient = redis.send(["SET", "after-pause", "yes"]);
+  const timed = Array.from({ length: 20 }, (_, i) => redis.send(["GET", `k${i}`], { timeoutMs: 50 + i * 5 }).then(() => undefined, (e: unknown) => e));
+  const outcomes = await Promise.all(timed);
+  outcomes.forEach((e, i) => {
+    assert.ok(isTimeoutError(e), `call ${i} timed out: ${String(e)}`);
+    assert.ok((e as TimeoutError).waitedMs >= 50 + i * 5, `call ${i} did not give up before its deadline`);
+  });
+  assert.is(await patient, "OK", "a command without a timeout waits the pause out");
+  await repliesMatch(redis, "pause");
+});
+
+test("SIGSTOP: timed commands end with TimeoutError; connect() to the frozen server gives up; after SIGCONT late replies are discarded", async ({ server, redis }) => {
+  await repliesMatch(redis, "before-stop");
+  server.signal("SIGSTOP");
+  try {
+    const e = await rejects(() => redis.send(["GET", "x"], { timeoutMs: 100 }), TimeoutError, "Command GET timed out");
+    assert.ok((e as TimeoutError).waitedMs >= 100);
+    const many = await Promise.all(Array.from({ length: 50 }, () => redis.send(["INCR", "stopped"], { timeoutMs: 80 }).then(() => "ok", (err: unknown) => err)));
+    assert.ok(many.every(isTimeoutError), "every timed call timed out");
+    // The kernel still accepts the TCP connection; the handshake is what never ends.
+    const failure = await rejects(() => connect({ url: server.url, resp: 3, connectTimeoutMs: 200, reconnect: false }), ConnectionError, "handshake");
+    assert.ok(isTimeoutError(failure.cause), `caused by a TimeoutError: ${String(failure.cause)}`);
+  } finally {
+    server.signal("SIGCONT");
+  }
+  // The INCRs were written before the timeouts: they ran, and their late replies went nowhere.
+  assert.is(await redis.send(["GET", "stopped"]), "50");
+  await repliesMatch(redis, "after-stop");
+});
+
+test.run();
