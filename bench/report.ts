@@ -24,8 +24,14 @@ export interface Series {
 /** A target from the issue and whether this run met it. */
 export interface TargetResult {
   name: string;
-  /** The measured ratio, or undefined when a side is missing. */
+  /** The measured ratio of medians, or undefined when a side is missing. */
   ratio: number | undefined;
+  /**
+   * The ratio of each side's best repetition (highest ops/s, lowest RSS).
+   * Other processes only ever slow a run down, so on a shared machine this
+   * is the closer estimate of a quiet one; the verdict still uses medians.
+   */
+  best: number | undefined;
   want: string;
   met: boolean | undefined;
   note?: string;
@@ -48,18 +54,20 @@ function find(series: readonly Series[], runtime: string, scenario: ScenarioName
   return series.find((s) => s.runtime === runtime && s.scenario === scenario && s.client === client);
 }
 
-function opsOf(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): number | undefined {
+function opsOf(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string, pick = median): number | undefined {
   const s = find(series, runtime, scenario, client);
   if (s === undefined || s.opsPerSec.length === 0) return undefined;
-  return median(s.opsPerSec);
+  return pick(s.opsPerSec);
 }
 
+const best = (values: readonly number[]) => Math.max(...values);
+
 /** The largest median peak RSS of a client over the client scenarios it ran. */
-export function peakRss(series: readonly Series[], runtime: string, client: string): number | undefined {
+export function peakRss(series: readonly Series[], runtime: string, client: string, pick = median): number | undefined {
   let max: number | undefined;
   for (const s of series) {
-    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0) continue;
-    const m = median(s.peakRssBytes);
+    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0 || s.scenario.startsWith("hit-")) continue;
+    const m = pick(s.peakRssBytes);
     if (max === undefined || m > max) max = m;
   }
   return max;
@@ -72,24 +80,30 @@ function ratio(a: number | undefined, b: number | undefined): number | undefined
 /** Evaluate every target of issue #4 that this run has figures for. */
 export function targets(series: readonly Series[], pipelineWhy: string | undefined, requested: readonly ScenarioName[] = SCENARIOS): TargetResult[] {
   const out: TargetResult[] = [];
-  const atLeast = (name: string, r: number | undefined, min: number, note?: string) =>
-    out.push({ name, ratio: r, want: `>= ${min.toFixed(2)}x`, met: r === undefined ? undefined : r >= min, ...(note ? { note } : {}) });
+  const atLeast = (name: string, r: [number | undefined, number | undefined], min: number, note?: string) =>
+    out.push({ name, ratio: r[0], best: r[1], want: `>= ${min.toFixed(2)}x`, met: r[0] === undefined ? undefined : r[0] >= min, ...(note ? { note } : {}) });
+  const ops = (runtime: string, scenario: ScenarioName, a: string, b: string): [number | undefined, number | undefined] => [
+    ratio(opsOf(series, runtime, scenario, a), opsOf(series, runtime, scenario, b)),
+    ratio(opsOf(series, runtime, scenario, a, best), opsOf(series, runtime, scenario, b, best)),
+  ];
   const has = (runtime: string, scenario: ScenarioName) => series.some((s) => s.runtime === runtime && s.scenario === scenario);
   const vsNodeRedis: [ScenarioName, number][] = [["get-seq", 1.0], ["get-100", 1.5], ["set-batch", 1.3], ["script-100", 1.5]];
   for (const [scenario, min] of vsNodeRedis) {
     if (!has("node", scenario)) continue;
-    atLeast(`${DESCRIPTIONS[scenario]}: ours / node-redis`, ratio(opsOf(series, "node", scenario, "ours"), opsOf(series, "node", scenario, "node-redis")), min);
+    atLeast(`${DESCRIPTIONS[scenario]}: ours / node-redis`, ops("node", scenario, "ours", "node-redis"), min);
   }
   for (const scenario of ["get-seq", "get-100", "set-batch", "script-100"] as const) {
     if (!has("bun", scenario)) continue;
-    atLeast(`Bun, ${DESCRIPTIONS[scenario]}: ours / Bun RedisClient`, ratio(opsOf(series, "bun", scenario, "ours"), opsOf(series, "bun", scenario, "bun")), 1.0);
+    atLeast(`Bun, ${DESCRIPTIONS[scenario]}: ours / Bun RedisClient`, ops("bun", scenario, "ours", "bun"), 1.0);
   }
   const rss = ratio(peakRss(series, "node", "ours"), peakRss(series, "node", "node-redis"));
-  if (rss !== undefined) out.push({ name: "peak RSS (worst scenario): ours / node-redis", ratio: rss, want: "<= 0.70x", met: rss <= 0.7 });
+  const lowest = (values: readonly number[]) => Math.min(...values);
+  const rssBest = ratio(peakRss(series, "node", "ours", lowest), peakRss(series, "node", "node-redis", lowest));
+  if (rss !== undefined) out.push({ name: "peak RSS (worst scenario): ours / node-redis", ratio: rss, best: rssBest, want: "<= 0.70x", met: rss <= 0.7 });
   for (const scenario of ["hit-seq", "hit-100"] as const) {
     if (!requested.includes(scenario) || (pipelineWhy === undefined && !has("node", scenario))) continue;
-    const r = ratio(opsOf(series, "node", scenario, "pipeline"), opsOf(series, "node", scenario, "raw-get"));
-    atLeast(`${DESCRIPTIONS[scenario]}: full pipeline / raw GET`, r, 0.85, r === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined);
+    const r = ops("node", scenario, "pipeline", "raw-get");
+    atLeast(`${DESCRIPTIONS[scenario]}: full pipeline / raw GET`, r, 0.85, r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined);
   }
   return out;
 }
@@ -228,7 +242,10 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
   }
 
   out.push("Targets (issue #4)", "");
-  out.push(table(["target", "measured", "want", ""], ts.map((t) => [t.name, fmtRatio(t.ratio), t.want, t.note ?? verdict(t)])), "");
+  out.push(
+    table(["target", "medians", "best repetitions", "want", "verdict (medians)"], ts.map((t) => [t.name, fmtRatio(t.ratio), fmtRatio(t.best), t.want, t.note ?? verdict(t)])),
+    "",
+  );
   const met = ts.filter((t) => t.met === true).length;
   out.push(`${met} of ${ts.length} targets met.`);
 

@@ -24,7 +24,7 @@ import { fileURLToPath } from "node:url";
 import { connect } from "../resp/mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 import { pipelineUnavailable } from "./hit.ts";
-import { markdown, type Series, targets } from "./report.ts";
+import { markdown, median, type Series, spread, targets } from "./report.ts";
 import { getKeys, type ScenarioName, SCENARIOS, VALUE } from "./scenarios.ts";
 import type { WorkerResult, WorkerTask } from "./worker.ts";
 
@@ -97,6 +97,15 @@ function findBun(): string | undefined {
     if (r.status === 0) return c;
   }
   return undefined;
+}
+
+/** The 1-minute load average, to tell a quiet run from a busy one. */
+function loadAverage(): number | undefined {
+  try {
+    return Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+  } catch {
+    return undefined;
+  }
 }
 
 function version(bin: string, args: string[]): string {
@@ -234,6 +243,8 @@ async function main(): Promise<void> {
       nodeRedis: packageVersion("redis"),
       pinning: o.pin ? "redis-server on core 0, each client process on core 1 (taskset)" : "none",
       server: server === undefined ? "REDIS_URL" : "disposable redis-server (--save '' --appendonly no)",
+      loadBefore: loadAverage(),
+      loadAfter: undefined as number | undefined,
       reps: o.reps,
       warmupMs: o.warmupMs,
       durationMs: o.durationMs,
@@ -268,20 +279,24 @@ async function main(): Promise<void> {
       log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
     }
     const baseline = { node: runtimeBaseline(process.execPath), bun: bun === undefined ? undefined : runtimeBaseline(bun) };
+    env.loadAfter = loadAverage();
+    const spreads = series.filter((s) => s.opsPerSec.length > 1).map((s) => spread(s.opsPerSec));
+    const noise = spreads.length === 0 ? undefined : median(spreads);
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
     if (o.json) {
-      process.stdout.write(JSON.stringify({ env, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy ?? null, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
+      process.stdout.write(JSON.stringify({ env, noise, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy ?? null, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
     } else {
       const mib = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
       process.stdout.write(
         [
           "",
           `Date: ${env.date}`,
-          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}`,
+          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}; load average ${env.loadBefore ?? "?"} before, ${env.loadAfter ?? "?"} after (${env.nproc} cores)`,
           `Versions: Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}`,
           `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
           `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
+          ...(noise === undefined ? [] : [`Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`]),
           `Command: ${env.command}`,
           ...(layers === undefined ? [] : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
           "",
