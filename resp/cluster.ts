@@ -11,7 +11,8 @@ import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions
 import { commandKeys } from "./_command_keys.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "./errors.ts";
 import { keySlot as slotOf } from "./_slot.ts";
-import { emptyTopology, type NodeAddress, parseEndpoint, parseShards, parseSlots, type Topology } from "./_slot_map.ts";
+import { type MapSource, readSlotMap } from "./_cluster_map.ts";
+import { emptyTopology, type NodeAddress, parseEndpoint, type Topology } from "./_slot_map.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 
 export type { ClusterOptions } from "./_cluster_options.ts";
@@ -145,7 +146,8 @@ export class ClusterClient implements RedisLike {
   #nodes = new Map<string, Node>();
   #retiredGenerations = 0;
   #waiting = 0;
-  #active = new Set<Promise<unknown>>();
+  #inflight = 0;
+  #drained: (() => void) | undefined;
   #wakers = new Set<() => void>();
   #refreshing: Promise<void> | undefined;
   #refreshAgain = false;
@@ -234,24 +236,30 @@ export class ClusterClient implements RedisLike {
     // Fast path: the owner is known and connected; the node client counts the timeout from now too.
     const id = slot >= 0 ? this.#topology.owners[slot] : this.#anyPrimary();
     const node = id === undefined ? undefined : this.#node(id);
+    this.#inflight++;
     if (node !== undefined && node.client.connected) {
-      return node.client.send(command, options).catch((error: unknown) => {
+      return node.client.send(command, options).then(this.#settled, (error: unknown) => {
         if (!isRedisReplyError(error) || !(error.code === "MOVED" || error.code === "ASK" || RETRYABLE.has(error.code))) {
           if (isConnectionError(error)) this.#requestRefresh();
-          throw error;
+          return this.#failed(error);
         }
-        return this.#track(this.#run(command, slot, options, startedAt, deadline, error, node));
+        return this.#run(command, slot, options, startedAt, deadline, error, node).then(this.#settled, this.#failed);
       });
     }
-    return this.#track(this.#run(command, slot, options, startedAt, deadline, undefined, undefined));
+    return this.#run(command, slot, options, startedAt, deadline, undefined, undefined).then(this.#settled, this.#failed);
   }
 
-  #track<T>(p: Promise<T>): Promise<T> {
-    this.#active.add(p);
-    const done = () => this.#active.delete(p);
-    p.then(done, done);
-    return p;
-  }
+  // Every command is counted until it settles, so close() can wait for the
+  // ones that are being redirected or are waiting for a node.
+  readonly #settled = (reply: Reply): Reply => {
+    if (--this.#inflight === 0) this.#drained?.();
+    return reply;
+  };
+
+  readonly #failed = (error: unknown): never => {
+    if (--this.#inflight === 0) this.#drained?.();
+    throw error;
+  };
 
   // The slow path: a loop of (wait for a usable node) -> send -> classify the error.
   async #run(
@@ -455,47 +463,30 @@ export class ClusterClient implements RedisLike {
   }
 
   async #readMap(): Promise<void> {
-    const timeoutMs = Math.min(this.#o.node.connectTimeoutMs, 2000);
-    const connected = [...this.#nodes.values()].filter((n) => n.client.connected && !n.failed);
-    shuffle(connected);
-    const first = this.#refreshFirst;
+    // Live connections first, in random order (the target of the last MOVED
+    // first: it has the newest view of that slot), then every other known
+    // node and seed over a short-lived connection.
+    const live = [...this.#nodes.values()].filter((n) => n.client.connected && !n.failed);
+    shuffle(live);
+    const first = live.findIndex((n) => n.address.id === this.#refreshFirst);
     this.#refreshFirst = undefined;
-    const at = connected.findIndex((n) => n.address.id === first);
-    if (at > 0) connected.unshift(...connected.splice(at, 1));
-    const others = new Map<string, NodeAddress>();
-    for (const a of [...this.#topology.nodes.values(), ...this.#o.seeds]) {
-      if (!connected.some((n) => n.address.id === a.id)) others.set(a.id, a);
+    if (first > 0) live.unshift(...live.splice(first, 1));
+    const sources: MapSource[] = [...live];
+    for (const a of new Map([...this.#topology.nodes, ...this.#o.seeds.map((s) => [s.id, s] as const)]).values()) {
+      if (!live.some((n) => n.address.id === a.id)) sources.push({ address: a });
     }
-    let lastError: unknown = new ConnectionError("No cluster node is known");
-    const attempts: (() => Promise<[Reply, string, boolean]>)[] = [
-      ...connected.map((n) => () => shardsOf(n.client, n.address.host, timeoutMs)),
-      ...[...others.values()].map((a) => async () => {
-        const client = new RedisClient({ ...this.#o.node, host: a.host, port: a.port, connectTimeoutMs: timeoutMs, reconnect: false, offlineQueue: 0 });
-        await client.ready;
-        try {
-          return await shardsOf(client, a.host, timeoutMs);
-        } finally {
-          client.destroy();
-        }
-      }),
-    ];
-    for (const attempt of attempts) {
-      if (this.#closed) return;
-      try {
-        const [reply, host, shards] = await attempt();
-        const topology = shards ? parseShards(reply, host, this.#o.node.tls !== undefined) : parseSlots(reply, host);
-        if (topology.primaries.length === 0) throw new ConnectionError(`The node at ${host} serves no slots yet`);
-        this.#apply(topology);
-        this.#stats.refreshes++;
-        this.#lastRefreshError = undefined;
-        return;
-      } catch (error) {
-        lastError = error;
-      }
+    try {
+      // Bounded well below connectTimeoutMs' default: a frozen node must not hold every refresh for 10 s.
+      const topology = await readSlotMap(sources, this.#o.node, Math.min(this.#o.node.connectTimeoutMs, 2000), () => this.#closed);
+      if (topology === undefined) return;
+      this.#apply(topology);
+      this.#stats.refreshes++;
+      this.#lastRefreshError = undefined;
+    } catch (error) {
+      this.#stats.refreshFailures++;
+      this.#lastRefreshError = error;
+      throw error;
     }
-    this.#stats.refreshFailures++;
-    this.#lastRefreshError = lastError;
-    throw lastError;
   }
 
   #apply(topology: Topology): void {
@@ -549,7 +540,7 @@ export class ClusterClient implements RedisLike {
     if (this.#closedPromise) return this.#closedPromise;
     this.#closing = true;
     this.#closedPromise = (async () => {
-      while (this.#active.size > 0) await Promise.allSettled([...this.#active]);
+      if (this.#inflight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
       this.#closed = true;
       clearTimeout(this.#refreshTimer);
       await this.#refreshing?.catch(noop);
@@ -590,16 +581,6 @@ function routeSlot(command: readonly Arg[]): number {
     }
   }
   return slot;
-}
-
-async function shardsOf(client: RedisClient, host: string, timeoutMs: number): Promise<[Reply, string, boolean]> {
-  try {
-    return [await client.send(["CLUSTER", "SHARDS"], { timeoutMs }), host, true];
-  } catch (error) {
-    // Redis < 7 has no CLUSTER SHARDS.
-    if (!isRedisReplyError(error) || !/unknown subcommand|unknown command/i.test(error.message)) throw error;
-    return [await client.send(["CLUSTER", "SLOTS"], { timeoutMs }), host, false];
-  }
 }
 
 function timeout(command: readonly Arg[], startedAt: number, cause: unknown): TimeoutError {

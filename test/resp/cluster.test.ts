@@ -5,7 +5,7 @@ import { commandKeys } from "../../resp/_command_keys.ts";
 import { crc16 } from "../../resp/_slot.ts";
 import { parseShards, parseSlots } from "../../resp/_slot_map.ts";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import { ConnectionError, isConnectionError } from "../../resp/errors.ts";
+import { ConnectionError, isConnectionError, RedisReplyError, TimeoutError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
 import type { Arg, Reply } from "../../resp/types.ts";
 import { rejects, until } from "../support/assert.ts";
@@ -463,6 +463,90 @@ migration("a slot migrated key by key under steady load surfaces no error, and e
 
 migration.after(async () => {});
 
+const lifecycle = suite<Ctx>("ClusterClient: limits and lifecycle");
+lifecycle.before(async (ctx) => {
+  Object.assign(ctx, await setup());
+});
+
+lifecycle("TRYAGAIN while a multi-key command's keys are split by a migration: retried until the slot settles", async (ctx) => {
+  const { redis, cluster } = ctx;
+  const [a, b] = cluster.primaries();
+  const tag = tagOwnedBy(cluster, a!.port, "try");
+  const slot = keySlot(tag);
+  const keys = Array.from({ length: 6 }, (_, i) => `{${tag}}:${i}`);
+  await Promise.all(keys.map((k, i) => redis.send(["SET", k, `v${i}`])));
+  await beginMigration(ctx, slot, a!.port, b!.port);
+  const retried = redis.stats().retried;
+  let pending: Promise<Reply> | undefined;
+  try {
+    await moveKeys(ctx, slot, a!.port, b!.port, 3);
+    pending = redis.send(["MGET", ...keys]);
+    await until(() => redis.stats().retried > retried, 5000, 5);
+  } finally {
+    while ((await moveKeys(ctx, slot, a!.port, b!.port, 100)) > 0);
+    await endMigration(ctx, slot, a!.port, b!.port);
+  }
+  assert.equal(await pending, keys.map((_, i) => `v${i}`), "the MGET succeeded once every key had moved");
+});
+
+lifecycle("a redirection loop ends after maxRedirections with the last redirection as the error", async (ctx) => {
+  const { cluster } = ctx;
+  const [a, b] = cluster.primaries();
+  const tag = tagOwnedBy(cluster, a!.port, "loop");
+  const slot = keySlot(tag);
+  // MIGRATING without IMPORTING on the other side: the owner says ASK, the
+  // target (not importing) says MOVED back, forever.
+  await (await admin(ctx, a!.port)).send(["CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.id(b!.port)]);
+  const client = await connectCluster({ seeds: cluster.seeds, maxRedirections: 4 });
+  try {
+    const e = await rejects(() => client.send(["GET", `{${tag}}:missing`]), RedisReplyError, "(gave up after 4 redirections: maxRedirections)");
+    // ASK, MOVED, ASK, MOVED followed; the fifth (an ASK) is returned.
+    assert.is((e as RedisReplyError).code, "ASK");
+    assert.equal([client.stats().asked, client.stats().moved], [2, 2]);
+  } finally {
+    client.destroy();
+    await (await admin(ctx, a!.port)).send(["CLUSTER", "SETSLOT", slot, "STABLE"]);
+  }
+});
+
+lifecycle("close() waits for commands being redirected, then refuses new ones; destroy() fails what is left", async (ctx) => {
+  const { cluster } = ctx;
+  const [a, b] = cluster.primaries();
+  const tag = tagOwnedBy(cluster, a!.port, "close");
+  const slot = keySlot(tag);
+  const keys = Array.from({ length: 20 }, (_, i) => `{${tag}}:${i}`);
+  const client = await connectCluster({ seeds: cluster.seeds });
+  await Promise.all(keys.map((k) => client.send(["SET", k, k])));
+  await beginMigration(ctx, slot, a!.port, b!.port);
+  try {
+    await moveKeys(ctx, slot, a!.port, b!.port, 10);
+    const asked = client.stats().asked;
+    const gets = keys.map((k) => client.send(["GET", k]));
+    const closed = client.close();
+    await rejects(() => client.send(["PING"]), ConnectionError, "The cluster client is closed");
+    assert.equal(await Promise.all(gets), keys, "every command issued before close() got its reply");
+    await closed;
+    assert.ok(client.stats().asked > asked, "some of them were redirected while closing");
+  } finally {
+    while ((await moveKeys(ctx, slot, a!.port, b!.port, 100)) > 0);
+    await endMigration(ctx, slot, a!.port, b!.port);
+  }
+  const other = await connectCluster({ seeds: cluster.seeds });
+  const inflight = Array.from({ length: 50 }, (_, i) => other.send(["GET", `k${i}`]).then(() => "ok", (e: unknown) => e));
+  other.destroy();
+  const outcomes = await Promise.all(inflight);
+  assert.ok(outcomes.every((o) => o === "ok" || isConnectionError(o)), "destroy(): each command either completed or failed with ConnectionError");
+  await rejects(() => other.send(["PING"]), ConnectionError, "The cluster client is closed");
+});
+
+lifecycle("a bad command is refused like RedisClient refuses it", async ({ redis }) => {
+  await rejects(() => redis.send([] as Arg[]), TypeError, "Cannot send: 'command' must be a non-empty array");
+  await rejects(() => redis.send(["GET", null as unknown as string]), TypeError, "Cannot send: argument 1 must be a string");
+  await rejects(() => redis.send(["SSUBSCRIBE", "x"]), TypeError, "Cannot send SSUBSCRIBE through a ClusterClient");
+});
+
+lifecycle.after(async () => {});
+
 const failover = suite<Ctx>("ClusterClient: failover");
 failover.before(async (ctx) => {
   Object.assign(ctx, await setup());
@@ -545,36 +629,58 @@ failover("pub/sub survives the loss of the subscriber's node: the subscription m
   }
 });
 
-failover("a primary SIGKILLed under load: callers get ConnectionErrors in bounded number, the replica takes over", async (ctx) => {
+failover("a primary SIGKILLed under load: bounded ConnectionErrors, other slots keep working, the replica takes over", async (ctx) => {
   const { redis, cluster } = ctx;
   const victim = cluster.primaries()[2]!.port;
   const replica = cluster.replicasOf(victim)[0]!;
   const server = cluster.nodes.find((n) => n.port === victim)!;
   const keys = cluster.primaries().flatMap((p) => [0, 1, 2, 3].map((i) => `{${tagOwnedBy(cluster, p.port, "kill")}}:${i}`));
   const victimKey = keys.find((k) => cluster.ownerOf(keySlot(k)) === victim)!;
+  const liveKeys = keys.filter((k) => cluster.ownerOf(keySlot(k)) !== victim);
   await Promise.all(keys.map((k) => redis.send(["SET", k, 0])));
+  // Clients that may not wait for the node: one with no offline queue, one with a short offline budget.
+  const strict = await connectCluster({ seeds: cluster.seeds, offlineQueue: false });
+  const brief = await connectCluster({ seeds: cluster.seeds, offlineTimeoutMs: 200 });
   const workers = 12;
   let done = false;
   const loaded = load(workers, (w, i) => redis.send(["INCR", keys[(w + i) % keys.length]!]), () => done);
+  const retried = redis.stats().retried;
   await sleep(100);
   ctx.admins.get(victim)?.destroy();
   ctx.admins.delete(victim);
   await server.kill();
+  let live: Promise<{ ok: number; errors: unknown[] }> | undefined;
   try {
+    // Until the node is seen gone a command may still be written to it (and
+    // fail as lost); after that each client's own waiting rule applies.
+    const expect = async (send: () => Promise<unknown>, check: (e: unknown) => boolean) =>
+      until(() => send().then(() => false, (e: unknown) => check(e)), 5000, 1);
+    await expect(() => strict.send(["GET", victimKey]), (e) => isConnectionError(e) && /No node can serve GET \(slot \d+\) now \(offlineQueue is off\)/.test((e as Error).message));
+    await expect(() => brief.send(["GET", victimKey]), (e) => isConnectionError(e) && /No node could serve GET \(slot \d+\) for \d+ ms \(offlineTimeoutMs\)/.test((e as Error).message));
+    await expect(() => redis.send(["GET", victimKey], { timeoutMs: 50 }), (e) => e instanceof TimeoutError && e.waitedMs >= 50);
+    // Slots on the surviving primaries stay served; CLUSTERDOWN while the cluster votes is waited out.
+    let failedOver = false;
+    live = load(2, (w, i) => redis.send(["GET", liveKeys[(w + i) % liveKeys.length]!]), () => failedOver);
     await until(async () => (await nodesVia(ctx, replica)).some((n) => n.myself && n.role === "master"), 15_000, 50);
-    await until(() => redis.send(["INCR", victimKey], { timeoutMs: 1000 }).then(() => true, () => false), 10_000, 50);
+    await until(() => redis.send(["GET", victimKey], { timeoutMs: 1000 }).then(() => true, () => false), 10_000, 50);
+    failedOver = true;
   } finally {
     done = true;
+    strict.destroy();
+    brief.destroy();
   }
   const { ok, errors } = await loaded;
+  const during = await live;
+  assert.equal(during?.errors, [], `no command on a surviving slot failed: ${summary(during?.errors ?? [])}`);
   assert.ok(errors.length <= workers, `at most one error per in-flight caller (${errors.length}: ${summary(errors)})`);
   assert.ok(errors.every(isConnectionError), summary(errors));
   assert.ok(ok > 100, `load ran (${ok})`);
+  assert.ok(redis.stats().retried > retried, "commands waited for the failover");
   let total = 0;
   for (const k of keys) total += Number(await redis.send(["GET", k]));
   // Writes the dead primary acknowledged but had not replicated may be lost
-  // (Redis replicates asynchronously); none may have run twice. (+1: the probe INCR.)
-  assert.ok(total <= ok + errors.length + 1, `nothing ran twice (${total} <= ${ok} + ${errors.length} + 1)`);
+  // (Redis replicates asynchronously); none may have run twice.
+  assert.ok(total <= ok + errors.length, `nothing ran twice (${total} <= ${ok} + ${errors.length})`);
   assert.is(redis.nodeFor(victimKey), `127.0.0.1:${replica}`);
   // The old primary comes back as a replica of the new one.
   await server.restart();
@@ -586,4 +692,5 @@ failover("a primary SIGKILLed under load: callers get ConnectionErrors in bounde
 
 routing.run();
 migration.run();
+lifecycle.run();
 failover.run();
