@@ -211,6 +211,8 @@ async function teardown(): Promise<void> {
 
 /** A direct connection to one node, for administration behind the cluster client's back. */
 async function admin(ctx: Ctx, port: number): Promise<RedisClient> {
+  // Never fall back to connect()'s default port: that is someone else's server.
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`admin(): no such port ${port}`);
   let c = ctx.admins.get(port);
   if (c === undefined) {
     c = await connect({ port, reconnect: { minMs: 20, maxMs: 200 } });
@@ -556,7 +558,7 @@ failover.after(teardown);
 failover("a manual failover (CLUSTER FAILOVER on a replica) under load: bounded errors, nothing ran twice, service resumes", async (ctx) => {
   const { redis, cluster } = ctx;
   const primary = cluster.primaries()[1]!;
-  const replica = cluster.replicasOf(primary.port)[0]!;
+  const replica = await cluster.replicaOf(primary.port);
   const keys = cluster.primaries().flatMap((p) => [0, 1, 2, 3].map((i) => `{${tagOwnedBy(cluster, p.port, "fo")}}:${i}`));
   await Promise.all(keys.map((k) => redis.send(["SET", k, 0])));
   const acked = new Map<string, number>();
@@ -632,7 +634,7 @@ failover("pub/sub survives the loss of the subscriber's node: the subscription m
 failover("a primary SIGKILLed under load: bounded ConnectionErrors, other slots keep working, the replica takes over", async (ctx) => {
   const { redis, cluster } = ctx;
   const victim = cluster.primaries()[2]!.port;
-  const replica = cluster.replicasOf(victim)[0]!;
+  const replica = await cluster.replicaOf(victim);
   const server = cluster.nodes.find((n) => n.port === victim)!;
   const keys = cluster.primaries().flatMap((p) => [0, 1, 2, 3].map((i) => `{${tagOwnedBy(cluster, p.port, "kill")}}:${i}`));
   const victimKey = keys.find((k) => cluster.ownerOf(keySlot(k)) === victim)!;

@@ -24,8 +24,13 @@ export interface RedisCluster {
   primaries(via?: number): { port: number; id: string; slots: [number, number][] }[];
   /** The port of the primary owning `slot`, as the given node sees it. */
   ownerOf(slot: number, via?: number): number;
-  /** The replicas of the primary on `port`, by port. */
-  replicasOf(port: number): number[];
+  /**
+   * The port of a replica of the primary on `port`, as the replicas
+   * themselves report it (their own `myself` line) with their link up. Waits
+   * for one (a demoted primary takes a moment to report its new role);
+   * throws after `timeoutMs`, never returns a port that is not a replica.
+   */
+  replicaOf(port: number, timeoutMs?: number): Promise<number>;
   /** Wait until every running node agrees the cluster is healthy (see the module doc). */
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** Stop every node and remove their directories. Safe to call twice. */
@@ -95,11 +100,23 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       for (const p of cluster.primaries(via)) if (p.slots.some(([a, b]) => slot >= a && slot <= b)) return p.port;
       throw new Error(`no primary owns slot ${slot}`);
     },
-    replicasOf(port) {
+    async replicaOf(port, timeoutMs = 15_000) {
       const id = cluster.id(port);
-      return parseClusterNodes(cli(port, "CLUSTER", "NODES"))
-        .filter((n) => n.role === "slave" && !n.failed && n.primaryId === id)
-        .map((n) => n.port);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        for (const n of running()) {
+          if (n.port === port) continue;
+          try {
+            const self = parseClusterNodes(cli(n.port, "CLUSTER", "NODES")).find((l) => l.myself);
+            if (self?.role !== "slave" || self.primaryId !== id) continue;
+            if (info(n.port, ["INFO", "replication"]).master_link_status === "up") return n.port;
+          } catch {
+            // A node restarting: ask the others.
+          }
+        }
+        if (Date.now() > deadline) throw new Error(`no replica of the primary on port ${port} within ${timeoutMs} ms`);
+        await sleep(50);
+      }
     },
     async waitHealthy(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
