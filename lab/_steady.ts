@@ -1,0 +1,213 @@
+/**
+ * The engine of the steady-load scenarios: every strategy set gets its own
+ * pools (one connection and one cache each, like separate app instances),
+ * its own simulated origin and its own key namespace, and all sets run at
+ * the same time on the same clock. Running them side by side keeps the full
+ * lab inside its time budget and exposes every set to the same moment of
+ * machine noise; separate origins and namespaces keep their counts apart.
+ *
+ * Keys are warmed before the clock starts (those fills are not counted), so
+ * what the table shows is what the steady state and its expiries cost.
+ *
+ * @module
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
+import { connect, type RedisClient } from "../resp/mod.ts";
+import { type Cache, pipeline } from "../strategies/pipeline.ts";
+import type { CacheStats } from "../strategies/_types.ts";
+import { addStats, checkRow, subStats } from "./_checks.ts";
+import { describeRow, type LayerSettings, ROWS, rowLabel, strategiesFor } from "./_layers.ts";
+import { type LoadResult, percentiles, runLoad } from "./_load.ts";
+import { type OriginOptions, SimOrigin } from "./_origin.ts";
+import type { LabContext, Mark, RowResult, ScenarioResult } from "./_types.ts";
+
+/** One steady-load scenario's settings. */
+export interface SteadySpec {
+  id: string;
+  title: string;
+  setup: string;
+  /** Pools (connection + cache) per strategy set; requests go round-robin. */
+  pools: number;
+  ratePerSec: number;
+  durationMs: number;
+  ttlMs: number;
+  /** Distinct keys; requests pick one at random (the same sequence for every set). */
+  keys: number;
+  /** Zipf exponent of key popularity (real caches are skewed: a few keys take most reads); 0: uniform. @default {0} */
+  zipf?: number;
+  origin: Omit<OriginOptions, "bucketMs" | "buckets">;
+  bucketMs: number;
+  /** Each get's timeoutMs. */
+  timeoutMs: number;
+  layers: LayerSettings;
+  marks?: Mark[];
+  /** Things done to the world at a moment of the run (FLUSHALL). */
+  events?: { atMs: number; run: () => Promise<void> }[];
+}
+
+interface Row {
+  readonly index: number;
+  readonly redis: RedisClient[];
+  readonly caches: Cache<string>[];
+  readonly origin: SimOrigin;
+  readonly loader: () => Promise<string>;
+  before?: CacheStats;
+}
+
+// mulberry32: a tiny seeded generator, so every strategy set sees the same key sequence.
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Key k is drawn with weight 1 / (k + 1)^s: a cumulative table and a binary search.
+function keyPicker(keys: number, s: number, random: () => number): () => number {
+  if (keys === 1) return () => 0;
+  const cdf = new Float64Array(keys);
+  let total = 0;
+  for (let k = 0; k < keys; k++) cdf[k] = total += 1 / Math.pow(k + 1, s);
+  return () => {
+    const u = random() * total;
+    let lo = 0;
+    let hi = keys - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+function totals(row: Row): CacheStats {
+  return row.caches.map((c) => c.stats()).reduce(addStats);
+}
+
+async function openRow(ctx: LabContext, spec: SteadySpec, index: number): Promise<Row> {
+  const buckets = Math.ceil((spec.durationMs + spec.timeoutMs) / spec.bucketMs);
+  const origin = new SimOrigin({ ...spec.origin, bucketMs: spec.bucketMs, buckets });
+  const redis = await Promise.all(Array.from({ length: spec.pools }, () => connect({ url: ctx.url, resp: 3 })));
+  const caches = redis.map((r) =>
+    pipeline<string>({ redis: r, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${index}` }, ...strategiesFor(index, spec.layers))
+  );
+  return { index, redis, caches, origin, loader: () => origin.call() };
+}
+
+// Fill every key at once through a cache with the row's write strategies
+// (jitter, swr windows) but without limit(), which would shed the burst.
+// The warm loader takes the origin's base time (so xfetch records a real
+// load time) without touching the simulated origin: a slowing origin would
+// make the warm-up itself a stampede, and warm-up is not what is measured.
+async function warm(spec: SteadySpec, row: Row): Promise<void> {
+  const loader = () => new Promise<string>((resolve) => setTimeout(() => resolve("warm"), spec.origin.baseMs));
+  const cache = pipeline<string>(
+    { redis: row.redis[0]!, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${row.index}` },
+    ...strategiesFor(row.index, spec.layers, ["limit"]),
+  );
+  try {
+    await Promise.all(Array.from({ length: spec.keys }, (_, k) => cache.get(["k", k], loader, { timeoutMs: 10_000 })));
+  } finally {
+    await cache.close();
+  }
+}
+
+/** Run every strategy set through one steady-load scenario, side by side. */
+export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<ScenarioResult> {
+  const rows = await Promise.all(Array.from({ length: ROWS }, (_, i) => openRow(ctx, spec, i)));
+  const results: RowResult[] = [];
+  const problems: string[] = [];
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  // How late this process's event loop ran: latencies below it are the machine, not the cache.
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  try {
+    // Warm every key in every set together: "written together" is part of the story.
+    ctx.progress(`${spec.title}: warming ${spec.keys} key(s)`);
+    await Promise.all(rows.map((row) => warm(spec, row)));
+    loop.enable();
+    const t0 = performance.now();
+    for (const row of rows) {
+      row.origin.start(t0);
+      row.before = totals(row);
+    }
+    const events = (spec.events ?? []).map(
+      (e) => new Promise<void>((resolve, reject) => timers.push(setTimeout(() => e.run().then(resolve, reject), e.atMs))),
+    );
+    ticker = setInterval(() => {
+      const s = ((performance.now() - t0) / 1000).toFixed(1);
+      ctx.progress(`${spec.title} ${s}/${spec.durationMs / 1000} s, origin calls ${rows.map((r) => r.origin.calls).join("/")}`);
+    }, 200);
+    const loads: LoadResult[] = await Promise.all(
+      rows.map((row) => {
+        const pick = keyPicker(spec.keys, spec.zipf ?? 0, seeded(spec.keys * 7919 + spec.ratePerSec));
+        return runLoad({
+          t0,
+          ratePerSec: spec.ratePerSec,
+          durationMs: spec.durationMs,
+          maxOutstanding: Math.max(1000, spec.ratePerSec * 2),
+          drainMs: spec.timeoutMs + 2000,
+          request: (i) => {
+            return row.caches[i % spec.pools]!.get(["k", pick()], row.loader, { timeoutMs: spec.timeoutMs });
+          },
+        });
+      }),
+    );
+    await Promise.all(events);
+    loop.disable();
+    clearInterval(ticker);
+    ctx.progress(`${spec.title}: draining background refreshes`);
+    // close() waits for loads and refreshes still running, so the origin's counts are final after it.
+    await Promise.all(rows.flatMap((row) => row.caches.map((c) => c.close())));
+    for (const row of rows) {
+      const load = loads[row.index]!;
+      const stats = subStats(totals(row), row.before!);
+      const result: RowResult = {
+        set: rowLabel(row.index),
+        strategies: describeRow(row.index),
+        requests: load.issued,
+        originCalls: row.origin.calls,
+        originErrors: row.origin.errors,
+        peakConcurrent: row.origin.peak,
+        latency: percentiles(load.latencies),
+        stale: stats.stale,
+        errors: load.errors,
+        timeouts: load.timeouts,
+        dropped: load.dropped,
+        series: row.origin.series,
+        stats,
+        errorSamples: load.errorSamples,
+      };
+      results.push(result);
+      problems.push(...checkRow(spec.title, result, load.hung, load.ok + load.errors + load.timeouts));
+    }
+  } finally {
+    clearInterval(ticker);
+    for (const t of timers) clearTimeout(t);
+    for (const row of rows) for (const r of row.redis) r.destroy();
+  }
+  return {
+    id: spec.id,
+    title: spec.title,
+    setup: spec.setup,
+    origin: describeOrigin(spec.origin),
+    bucketMs: spec.bucketMs,
+    durationMs: spec.durationMs,
+    marks: spec.marks ?? [],
+    rows: results,
+    problems,
+    loopDelay: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+  };
+}
+
+/** The origin's label for the table and the chart: it is a simulation and says so. */
+export function describeOrigin(o: Omit<OriginOptions, "bucketMs" | "buckets">): string {
+  const slow = o.slowdown ? `, x(1 + ${o.slowdown} * in-flight)` : "";
+  return `simulated origin: ${o.baseMs} ms${slow}, in-process`;
+}

@@ -1,0 +1,59 @@
+/**
+ * One scenario as text: a heading, its setup, the origin's label and a table
+ * with a row per strategy set. The table is Markdown with padded columns, so
+ * the same output reads well in a terminal and renders on GitHub.
+ *
+ * @module
+ */
+import type { RowResult, ScenarioResult } from "./_types.ts";
+
+const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
+  { title: "strategies", cell: (r) => r.set },
+  { title: "requests", cell: (r) => count(r.requests) },
+  { title: "origin calls", cell: (r) => count(r.originCalls) },
+  { title: "peak in flight", cell: (r) => count(r.peakConcurrent) },
+  { title: "p50 ms", cell: (r) => ms(r.latency.p50) },
+  { title: "p99 ms", cell: (r) => ms(r.latency.p99) },
+  { title: "max ms", cell: (r) => ms(r.latency.max) },
+  { title: "stale", cell: (r) => count(r.stale) },
+  { title: "errors", cell: (r) => count(r.errors) },
+  { title: "timeouts", cell: (r) => count(r.timeouts) },
+];
+
+function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+function ms(n: number): string {
+  return n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
+}
+
+/** The scenario's section: heading, setup, origin label, table, and what needs a word (drops, error kinds). */
+export function formatScenario(index: number, s: ScenarioResult): string {
+  const cells = s.rows.map((r) => COLUMNS.map((c) => c.cell(r)));
+  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
+  // The first column is text (left-aligned), the others are numbers (right-aligned).
+  const pad = (text: string, i: number) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!));
+  const line = (texts: string[]) => `| ${texts.map(pad).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  const out = [
+    `### ${index}. ${s.title}`,
+    "",
+    `${s.setup}. ${s.origin}.`,
+    "",
+    line(COLUMNS.map((c) => c.title)),
+    rule,
+    ...cells.map(line),
+  ];
+  const notes: string[] = [];
+  if (s.loopDelay !== undefined) {
+    notes.push(`event-loop delay of the lab process during the run: p99 ${ms(s.loopDelay.p99)} ms, max ${ms(s.loopDelay.max)} ms (latency below that is the machine, not the cache)`);
+  }
+  for (const r of s.rows) {
+    if (r.dropped > 0) notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
+    if (r.originErrors > 0) notes.push(`${r.set}: ${count(r.originErrors)} origin calls failed`);
+    for (const e of r.errorSamples) notes.push(`${r.set}: ${e.length > 160 ? `${e.slice(0, 157)}...` : e}`);
+  }
+  if (notes.length > 0) out.push("", ...notes.map((n) => `- ${n}`));
+  return out.join("\n");
+}

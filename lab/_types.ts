@@ -1,0 +1,81 @@
+/**
+ * The shapes the scenarios produce and the table, chart and JSON consume.
+ *
+ * @module
+ */
+import type { CacheStats } from "../strategies/_types.ts";
+
+/** One strategy set's run of one scenario: one row of its table, one panel of its chart. */
+export interface RowResult {
+  /** The strategy set, e.g. `+ lease`. */
+  set: string;
+  /** The strategies in pipeline order, e.g. `coalesce, lease`. */
+  strategies: string;
+  /** Requests issued (warm-up excluded). */
+  requests: number;
+  /** Origin calls started (warm-up excluded; background refreshes included). */
+  originCalls: number;
+  /** Origin calls that failed (outage or statement timeout). */
+  originErrors: number;
+  /** Most origin calls in flight at once. */
+  peakConcurrent: number;
+  /** Caller latency over every settled request, success or failure, ms. */
+  latency: { p50: number; p99: number; max: number };
+  /** Responses served stale (swr's stale window or stale-if-error). */
+  stale: number;
+  /** Requests that failed with anything but a timeout (origin error, OverloadedError...). */
+  errors: number;
+  /** Requests that failed with TimeoutError. */
+  timeouts: number;
+  /** Requests the generator dropped because too many were outstanding. */
+  dropped: number;
+  /** Origin calls started per bucket. */
+  series: number[];
+  /** The caches' counters, summed over pools (and processes). */
+  stats: CacheStats;
+  /** One message per kind of error callers saw. */
+  errorSamples: string[];
+}
+
+/** A vertical mark or a shaded span on the chart (an expiry, a FLUSHALL, an outage). */
+export interface Mark {
+  atMs: number;
+  /** When set, the mark is a span up to here. */
+  toMs?: number;
+  label: string;
+}
+
+/** One scenario's results. */
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  /** The load and settings in one line. */
+  setup: string;
+  /** The origin's label, e.g. `simulated origin: 100 ms, in-process`. */
+  origin: string;
+  bucketMs: number;
+  durationMs: number;
+  marks: Mark[];
+  rows: RowResult[];
+  /** Event-loop delay of the lab process during the run, ms (absent when the work ran elsewhere). */
+  loopDelay?: { p99: number; max: number };
+  /** Invariant violations: impossible counts that make the lab exit non-zero. */
+  problems: string[];
+}
+
+/** What a scenario is given by the runner. */
+export interface LabContext {
+  url: string;
+  quick: boolean;
+  /** FLUSHALL on the lab's own server; on a REDIS_URL server, only the lab's keys are deleted. */
+  flush(): Promise<void>;
+  /** Show a progress line (on a terminal only). */
+  progress(text: string): void;
+}
+
+/** A scenario: an id for `--only`, a title, and the run. */
+export interface Scenario {
+  id: string;
+  title: string;
+  run(ctx: LabContext): Promise<ScenarioResult>;
+}

@@ -1,0 +1,136 @@
+/**
+ * `npm run lab`: the stampede laboratory. Starts a disposable redis-server
+ * (or uses `REDIS_URL`), runs each scenario with no protection and then with
+ * the layers added one at a time, prints a table per scenario, and writes
+ * one SVG chart per scenario (and JSON or Markdown on request).
+ *
+ * Flags:
+ *   --quick          a short run (under 20 s; CI runs it)
+ *   --json <file>    write every result, time series included
+ *   --md <file>      write the printed report to a file too
+ *   --out <dir>      where the charts go (default lab/out)
+ *   --only <ids>     run some scenarios, e.g. --only hot-key,flush
+ *
+ * Exit status: 0 unless a scenario crashed or a count was impossible
+ * (never because something was slow: the machine may be busy).
+ *
+ * @module
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, join, relative } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { progress } from "./_progress.ts";
+import { labServer } from "./_server.ts";
+import { chartSvg } from "./_svg.ts";
+import { formatScenario } from "./_table.ts";
+import type { Scenario, ScenarioResult } from "./_types.ts";
+import { coldBurst } from "./scenarios/cold-burst.ts";
+import { failingOrigin } from "./scenarios/failing-origin.ts";
+import { flush } from "./scenarios/flush.ts";
+import { hotKey } from "./scenarios/hot-key.ts";
+import { manyKeys } from "./scenarios/many-keys.ts";
+import { slowOrigin } from "./scenarios/slow-origin.ts";
+
+const SCENARIOS: Scenario[] = [coldBurst, hotKey, manyKeys, slowOrigin, failingOrigin, flush];
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    json: { type: "string" },
+    md: { type: "string" },
+    out: { type: "string", default: join(HERE, "out") },
+    only: { type: "string" },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (flags.help) {
+  process.stdout.write("usage: npm run lab -- [--quick] [--json file] [--md file] [--out dir] [--only id,id]\n");
+  process.stdout.write(`scenarios: ${SCENARIOS.map((s) => s.id).join(", ")}\n`);
+  process.exit(0);
+}
+const only = flags.only?.split(",").map((s) => s.trim());
+const unknown = only?.filter((id) => !SCENARIOS.some((s) => s.id === id)) ?? [];
+if (unknown.length > 0) {
+  process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.id).join(", ")}\n`);
+  process.exit(2);
+}
+const chosen = SCENARIOS.map((s, i) => ({ s, n: i + 1 })).filter(({ s }) => only === undefined || only.includes(s.id));
+
+// Ctrl-C runs the exit hooks, which kill the disposable redis-server.
+process.on("SIGINT", () => process.exit(130));
+// A safety net, far above the budgets (90 s full, 20 s quick): CI must never hang on the lab.
+const watchdog = setTimeout(() => {
+  process.stderr.write("\nlab: exceeded its time limit; stopping\n");
+  process.exit(1);
+}, flags.quick ? 120_000 : 300_000);
+watchdog.unref();
+
+const started = performance.now();
+const report: string[] = [];
+const bar = progress();
+const print = (text: string, markdown = text) => {
+  bar.clear();
+  process.stdout.write(`${text}\n`);
+  report.push(markdown);
+};
+const server = await labServer();
+const machine = `${cpus().length} x ${cpus()[0]?.model.trim() ?? "cpu"}`;
+print(`## herdless stampede lab${flags.quick ? " (--quick)" : ""}`);
+print("");
+print(`${new Date().toISOString().slice(0, 10)}, Node ${process.version}, Redis ${server.version}${server.owned ? " (disposable, loopback)" : " (REDIS_URL)"}, ${machine}.`);
+print("Each set runs side by side with the others on its own pools, keys and simulated origin; origin calls and peaks are exact counts, latencies depend on the machine.");
+
+const results: ScenarioResult[] = [];
+const crashes: string[] = [];
+mkdirSync(flags.out, { recursive: true });
+for (const { s, n } of chosen) {
+  const t = performance.now();
+  try {
+    const result = await s.run({
+      url: server.url,
+      quick: flags.quick,
+      flush: () => server.flush(),
+      progress: (text) => bar.show(`[${n}/${SCENARIOS.length}] ${text}`),
+    });
+    results.push(result);
+    const file = join(flags.out, `${n}-${s.id}.svg`);
+    writeFileSync(file, chartSvg(n, result));
+    print("");
+    print(formatScenario(n, result));
+    print("");
+    const took = `${((performance.now() - t) / 1000).toFixed(1)} s`;
+    // The Markdown file embeds the chart by a path relative to itself.
+    const embed = flags.md === undefined ? "" : relative(dirname(flags.md), file);
+    print(`chart: ${relative(process.cwd(), file)} (${took})`, `![${s.title}: origin calls over time](${embed}) (${took})`);
+  } catch (error) {
+    crashes.push(`${s.id}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    print("");
+    print(`### ${n}. ${s.title}: CRASHED`);
+    print("");
+    print(String(error instanceof Error ? error.message : error));
+  }
+}
+await server.stop();
+
+const seconds = (performance.now() - started) / 1000;
+const problems = results.flatMap((r) => r.problems);
+print("");
+print(`lab finished in ${seconds.toFixed(1)} s${flags.quick ? " (--quick)" : ""}: ${results.length} scenario(s), ${problems.length} impossible count(s), ${crashes.length} crash(es).`);
+for (const p of problems) print(`- impossible count: ${p}`);
+for (const c of crashes) process.stderr.write(`crash: ${c}\n`);
+
+if (flags.json !== undefined) {
+  mkdirSync(dirname(flags.json), { recursive: true });
+  const meta = { date: new Date().toISOString(), node: process.version, redis: server.version, machine, quick: flags.quick, seconds };
+  writeFileSync(flags.json, `${JSON.stringify({ meta, scenarios: results, problems, crashes }, null, 1)}\n`);
+}
+if (flags.md !== undefined) {
+  mkdirSync(dirname(flags.md), { recursive: true });
+  writeFileSync(flags.md, `${report.join("\n")}\n`);
+}
+// Exit explicitly: a reconnecting client or a child's pipe must not keep a finished lab alive.
+process.exit(crashes.length > 0 || problems.length > 0 ? 1 : 0);

@@ -1,0 +1,137 @@
+/**
+ * Scenario 1: a cold burst. Several OS processes, each with several pools
+ * (one connection and one cache each), fire at one missing key at the same
+ * instant. The processes are released together by a Redis barrier (each
+ * blocks in BLPOP; one RPUSH wakes them all), and the origin counts its
+ * calls in Redis, so "lease: 1 origin call across 4 processes" is a count,
+ * not a claim. coalesce alone shows its limit here: one call per cache.
+ *
+ * Rows run one after another (a burst takes a fraction of a second), with
+ * the same worker processes, each row under its own key namespace.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { connect, type RedisClient } from "../../resp/mod.ts";
+import { type BurstCommand, burstKeys, type BurstReport } from "../_burst.ts";
+import { addStats, checkRow } from "../_checks.ts";
+import { describeRow, layerSettings, ROWS, rowLabel } from "../_layers.ts";
+import { percentiles } from "../_load.ts";
+import type { LabContext, RowResult, Scenario, ScenarioResult } from "../_types.ts";
+
+const WORKER = fileURLToPath(new URL("../_worker.ts", import.meta.url));
+const BUCKET_MS = 10;
+
+/** Pop one element of `key`, or fail naming what did not arrive. */
+async function pop(redis: RedisClient, key: string, seconds: number, what: string): Promise<string> {
+  const popped = (await redis.send(["BLPOP", key, seconds])) as [string, string] | null;
+  if (popped === null) throw new Error(`cold burst: ${what} did not arrive within ${seconds} s`);
+  return popped[1];
+}
+
+/** Start the workers; rejects as soon as one exits early (with its stderr). */
+function startWorkers(url: string, count: number, pools: number) {
+  const children: ChildProcess[] = [];
+  let failed: (error: Error) => void = () => {};
+  const failure = new Promise<never>((_, reject) => (failed = reject));
+  failure.catch(() => {}); // Observed through race() below; never unhandled.
+  for (let i = 0; i < count; i++) {
+    // The parent's own --import tsx (process.execArgv) runs the worker's TypeScript too.
+    const child = spawn(process.execPath, [...process.execArgv, WORKER, url, String(i), String(pools)], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (d) => (stderr = (stderr + d).slice(-2000)));
+    child.on("exit", (code) => {
+      if (code !== 0) failed(new Error(`cold burst: worker ${i} exited with ${code}: ${stderr}`));
+    });
+    children.push(child);
+  }
+  return {
+    race: <T>(p: Promise<T>): Promise<T> => Promise.race([p, failure]),
+    kill: () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")),
+    exited: () => Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r))))),
+  };
+}
+
+export const coldBurst: Scenario = {
+  id: "cold-burst",
+  title: "cold burst",
+  async run(ctx: LabContext): Promise<ScenarioResult> {
+    const processes = 4;
+    const pools = ctx.quick ? 2 : 4;
+    const perPool = ctx.quick ? 25 : 25;
+    const originMs = 100;
+    const layers = layerSettings(10_000, { waitMs: 3000 });
+    const durationMs = 300;
+    const control = await connect({ url: ctx.url });
+    const workers = startWorkers(ctx.url, processes, pools);
+    const rows: RowResult[] = [];
+    const problems: string[] = [];
+    try {
+      ctx.progress(`${this.title}: starting ${processes} worker processes`);
+      for (let i = 0; i < processes; i++) await workers.race(pop(control, "lab-burst:hello", 30, "a worker's hello"));
+      for (let row = 0; row < ROWS; row++) {
+        ctx.progress(`${this.title}: ${rowLabel(row)}`);
+        const namespace = `lab-burst-r${row}`;
+        const k = burstKeys(namespace);
+        const cmd: BurstCommand = { row, namespace, layers, ttlMs: 10_000, originMs, requestsPerPool: perPool, timeoutMs: 3000 };
+        for (let i = 0; i < processes; i++) await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify(cmd)]);
+        for (let i = 0; i < processes; i++) await workers.race(pop(control, k.ready, 20, "a worker's ready"));
+        // One RPUSH of one token per worker: every blocked BLPOP is served by this single command.
+        await control.send(["RPUSH", k.go, ...Array.from({ length: processes }, (_, i) => String(i))]);
+        const reports: BurstReport[] = [];
+        for (let i = 0; i < processes; i++) {
+          reports.push(JSON.parse(await workers.race(pop(control, k.result, 20, "a worker's report"))) as BurstReport);
+        }
+        const [calls, peak] = (await control.send(["MGET", k.calls, k.peak])) as (string | null)[];
+        const series = new Array<number>(Math.ceil(durationMs / BUCKET_MS)).fill(0);
+        for (const r of reports) {
+          for (const t of r.offsets) series[Math.min(series.length - 1, Math.max(0, Math.floor(t / BUCKET_MS)))]!++;
+        }
+        const latencies = Float64Array.from(reports.flatMap((r) => r.latencies));
+        const stats = reports.map((r) => r.stats).reduce(addStats);
+        const sum = (f: (r: BurstReport) => number) => reports.reduce((a, r) => a + f(r), 0);
+        const result: RowResult = {
+          set: rowLabel(row),
+          strategies: describeRow(row),
+          requests: processes * pools * perPool,
+          originCalls: Number(calls ?? 0),
+          originErrors: 0,
+          peakConcurrent: Number(peak ?? 0),
+          latency: percentiles(latencies),
+          stale: stats.stale,
+          errors: sum((r) => r.errors),
+          timeouts: sum((r) => r.timeouts),
+          dropped: 0,
+          series,
+          stats,
+          errorSamples: [...new Set(reports.flatMap((r) => r.errorSamples))],
+        };
+        rows.push(result);
+        problems.push(...checkRow(this.title, result, 0, sum((r) => r.ok + r.errors + r.timeouts)));
+        await control.send(["DEL", ...Object.values(k)]);
+      }
+      for (let i = 0; i < processes; i++) await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify({ quit: true })]);
+      // Bounded: a worker that does not quit within 5 s is killed below (unref: the wait never holds the process).
+      await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
+    } finally {
+      workers.kill();
+      await control.send(["DEL", "lab-burst:hello", ...Array.from({ length: processes }, (_, i) => `lab-burst:cmd:${i}`)]).catch(() => {});
+      control.destroy();
+    }
+    return {
+      id: this.id,
+      title: this.title,
+      setup: `${processes} processes x ${pools} pools x ${perPool} requests = ${processes * pools * perPool} concurrent gets of 1 missing key, released by a Redis barrier`,
+      origin: `simulated origin: ${originMs} ms, in each worker process, calls counted in Redis (INCR)`,
+      bucketMs: BUCKET_MS,
+      durationMs,
+      marks: [],
+      rows,
+      problems,
+    };
+  },
+};
