@@ -1,12 +1,15 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect } from "../../resp/client.ts";
-import { isConnectionError } from "../../resp/errors.ts";
+import { isConnectionError, isTimeoutError } from "../../resp/errors.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
 import { until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 
-const test = suite<{ server: RedisServer }>("redis-server SIGKILLed under load");
+const test = suite<{ server: RedisServer }>("redis-server SIGKILLed under load and restarted");
 test.before(async (ctx) => {
   ctx.server = await startRedis();
 });
@@ -61,6 +64,42 @@ test("callers get ConnectionErrors in bounded time, no INCR runs twice, the clie
     assert.is(new Set(old).size, old.length);
   } finally {
     redis.destroy();
+  }
+});
+
+test("the cache through a kill: reads fail without calling the origin, and the restarted server refills with one origin call per key", async ({ server }) => {
+  const a = await connect({ url: server.url, resp: 3, reconnect: { minMs: 20, maxMs: 100 }, offlineTimeoutMs: 200 });
+  const b = await connect({ url: server.url, reconnect: { minMs: 20, maxMs: 100 }, offlineTimeoutMs: 200 });
+  const one = pipeline<string>({ redis: a, ttlMs: 60_000, namespace: "refill" }, coalesce(), lease());
+  const two = pipeline<string>({ redis: b, ttlMs: 60_000, namespace: "refill" }, coalesce(), lease());
+  try {
+    const ids = Array.from({ length: 30 }, (_, i) => `key-${i}`);
+    const calls = new Map<string, number>();
+    const loader = ({ identity }: { identity: unknown }) => {
+      calls.set(String(identity), (calls.get(String(identity)) ?? 0) + 1);
+      return `value of ${String(identity)}`;
+    };
+    const burst = () => Promise.all(ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).get(id, loader))));
+    await burst();
+    assert.equal([...calls.values()], ids.map(() => 1));
+
+    const generations = [a.generation, b.generation];
+    await server.kill();
+    // Redis unreachable: every get fails (ConnectionError or TimeoutError), none reaches the origin.
+    const down = await Promise.all(ids.map((id, i) => (i % 2 ? one : two).get(id, loader, { timeoutMs: 500 }).then(() => "ok", (e: unknown) => e)));
+    assert.ok(down.every((e) => isConnectionError(e) || isTimeoutError(e)), summary(down.filter((e) => e !== "ok")));
+    assert.equal([...calls.values()], ids.map(() => 1), "the origin was not called while Redis was down");
+
+    await server.restart();
+    await until(() => a.generation > generations[0]! && b.generation > generations[1]! && a.connected && b.connected, 10_000);
+    calls.clear();
+    const values = await burst();
+    assert.ok(values.every((v, i) => v === `value of ${ids[Math.floor(i / 10)]}`));
+    assert.equal([...calls.values()], ids.map(() => 1), "one origin call per key to refill the empty server");
+  } finally {
+    await Promise.all([one.close(), two.close()]);
+    a.destroy();
+    b.destroy();
   }
 });
 

@@ -2,6 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { ConnectionError, isTimeoutError, TimeoutError } from "../../resp/errors.ts";
+import { lease } from "../../strategies/lease.ts";
+import { pipeline } from "../../strategies/pipeline.ts";
 import { rejects } from "../support/assert.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 
@@ -57,6 +59,70 @@ test("SIGSTOP: timed commands end with TimeoutError; connect() to the frozen ser
   // The INCRs were written before the timeouts: they ran, and their late replies went nowhere.
   assert.is(await redis.send(["GET", "stopped"]), "50");
   await repliesMatch(redis, "after-stop");
+});
+
+test("the cache on a paused server: a read that cannot finish ends with TimeoutError, and the origin is never called", async ({ server, admin }) => {
+  const redis = await connect(server.url);
+  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: "paused" }, lease());
+  try {
+    let calls = 0;
+    await admin.send(["CLIENT", "PAUSE", 600, "ALL"]);
+    const e = await rejects(() => cache.get("cold", () => (calls++, "v"), { timeoutMs: 100 }), TimeoutError);
+    assert.ok((e as TimeoutError).waitedMs >= 100, "not before its deadline");
+    assert.is(calls, 0);
+    assert.is(await admin.send(["PING"]), "PONG", "the pause is over");
+    assert.is(await cache.get("cold", () => (calls++, "v")), "v");
+    assert.is(calls, 1);
+  } finally {
+    await cache.close();
+    redis.destroy();
+  }
+});
+
+test("the cache, SIGSTOP while an owner loads: waiters end with TimeoutError at their deadline, none falls through to the origin", async ({ server }) => {
+  const a = await connect({ url: server.url, resp: 3 });
+  const b = await connect(server.url);
+  const one = pipeline<string>({ redis: a, ttlMs: 60_000, namespace: "stopped" }, lease({ waitMs: 10_000 }));
+  const two = pipeline<string>({ redis: b, ttlMs: 60_000, namespace: "stopped" }, lease({ waitMs: 10_000 }));
+  let calls = 0;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const loading = new Promise<void>((r) => (started = r));
+  const loader = async () => {
+    calls++;
+    started();
+    await held;
+    return "v";
+  };
+  try {
+    const owner = one.get("k", loader, { timeoutMs: 20_000 });
+    await loading;
+    server.signal("SIGSTOP");
+    let waiters: unknown[];
+    try {
+      waiters = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).get("k", loader, { timeoutMs: 150 + i * 10 }).then(() => "value", (err: unknown) => err)),
+      );
+    } finally {
+      server.signal("SIGCONT");
+    }
+    waiters.forEach((w, i) => {
+      assert.ok(isTimeoutError(w), `waiter ${i}: ${String(w)}`);
+      assert.ok((w as TimeoutError).waitedMs >= 150 + i * 10, `waiter ${i} did not give up before its deadline`);
+    });
+    assert.is(calls, 1, "no waiter called the origin");
+    release();
+    assert.is(await owner, "v");
+    assert.is(await two.get("k", loader), "v");
+    assert.is(calls, 1);
+  } finally {
+    server.signal("SIGCONT");
+    release();
+    await Promise.all([one.close(), two.close()]);
+    a.destroy();
+    b.destroy();
+  }
 });
 
 test.run();
