@@ -20,8 +20,8 @@ export const flush: Scenario = {
     const ttlMs = 60_000;
     const durationMs = quick ? 1400 : 4000;
     const flushAt = quick ? 400 : 1000;
-    const keys = quick ? 200 : 500;
-    const ratePerSec = quick ? 1000 : 2000;
+    const keys = quick ? 500 : 2000;
+    const ratePerSec = 1000;
     const pools = 4;
     const layers = layerSettings(ttlMs, { waitMs: 1000, concurrency: 8, queueMs: 100 });
     return runSteady(ctx, {

@@ -19,8 +19,8 @@ export const manyKeys: Scenario = {
     const quick = ctx.quick;
     const ttlMs = quick ? 700 : 2000;
     const durationMs = quick ? 1600 : 5000;
-    const keys = quick ? 100 : 200;
-    const ratePerSec = quick ? 1000 : 2000;
+    const keys = 100;
+    const ratePerSec = 1000;
     const pools = 4;
     const spread = Math.floor(ttlMs / 2);
     return runSteady(ctx, {
