@@ -140,3 +140,15 @@ export class Publisher {
     }
   }
 }
+
+/**
+ * Whether a re-read entry may stand in for a load: fresh, and newer than the
+ * entry the read phase saw.
+ */
+export function accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry {
+  if (entry === undefined || entry.freshMs <= 0) return false;
+  // A key's PTTL only falls while it holds one value: a larger one means a
+  // new publication since `seen` (an early refresh must not take the very
+  // entry it is refreshing for a fresh one).
+  return seen === undefined || seen.freshMs <= 0 || entry.pttl > seen.pttl;
+}

@@ -5,11 +5,13 @@
  *
  * @module
  */
-import type { Arg, RedisLike } from "../resp/types.ts";
+import type { RedisLike } from "../resp/types.ts";
+import { Background } from "./_background.ts";
 import { CallScope, NEVER, race } from "./_call.ts";
-import { type CodecOption, type ResolvedCodec, resolveCodec } from "./_codec.ts";
+import { compose, request } from "./_chain.ts";
+import { type CodecOption, resolveCodec } from "./_codec.ts";
 import { checkNamespace, keysFor } from "./_keys.ts";
-import { Publisher } from "./_publish.ts";
+import { accepts, Publisher } from "./_publish.ts";
 import { Recorder } from "./_stats.ts";
 import type {
   CacheContext,
@@ -21,7 +23,6 @@ import type {
   Identity,
   Keys,
   Loader,
-  Outcome,
   Strategy,
   Verdict,
   WakeupSource,
@@ -84,14 +85,6 @@ export interface Cache<T> {
   close(): Promise<void>;
 }
 
-const CALL = Symbol("herdless.call");
-interface CallState {
-  readonly loader: Loader<unknown>;
-  /** Levels of the chain whose next() this request already called. */
-  readonly called: Set<number>;
-}
-type Request = FillRequest & { readonly [CALL]: CallState };
-
 const MISS: Verdict = { kind: "miss" };
 const HIT: Verdict = { kind: "hit" };
 const joined = new WeakSet<Strategy>();
@@ -121,6 +114,7 @@ const joined = new WeakSet<Strategy>();
  *   { redis, ttlMs: 60_000, namespace: "users" },
  *   swr({ staleMs: 30_000 }), xfetch(), coalesce(), lease(), jitter({ spreadMs: 5_000 }),
  * );
+ * await users.invalidate(["user", 42]);
  * const user = await users.get(["user", 42], ({ signal }) => ({ name: signal.aborted ? "?" : "Ada" }));
  * console.log(user.name, users.stats().loads); // "Ada" 1
  * await users.close();
@@ -136,15 +130,13 @@ class PipelineCache<T> implements Cache<T> {
   readonly #namespace: string;
   readonly #ttlMs: number;
   readonly #commandTimeoutMs: number;
-  readonly #codec: ResolvedCodec;
+  readonly #channel: string;
   readonly #rec: Recorder;
   readonly #strategies: readonly Strategy[];
   readonly #readers: readonly Strategy[];
   readonly #chain: Fill;
   readonly #publisher: Publisher;
-  readonly #maxRefreshes: number;
-  readonly #refreshing = new Set<string>();
-  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #background: Background;
   #closing: Promise<void> | undefined;
 
   constructor(options: PipelineOptions<T>, strategies: Strategy[]) {
@@ -158,7 +150,7 @@ class PipelineCache<T> implements Cache<T> {
     this.#namespace = checkNamespace(o.namespace ?? "herdless");
     const negativeTtlMs = nonNegativeInt("create pipeline", "negativeTtlMs", o.negativeTtlMs ?? 0);
     this.#commandTimeoutMs = positiveInt("create pipeline", "commandTimeoutMs", o.commandTimeoutMs ?? 1000);
-    this.#codec = resolveCodec(o.codec);
+    const codec = resolveCodec(o.codec);
     const wakeups = o.wakeups ?? "auto";
     if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
       throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
@@ -177,13 +169,12 @@ class PipelineCache<T> implements Cache<T> {
         );
       }
     });
-    for (const s of strategies) joined.add(s);
     this.#strategies = strategies;
     this.#readers = strategies.filter((s) => typeof s.read === "function");
     const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
-    this.#maxRefreshes = cap === Infinity ? 16 : cap;
+    this.#background = new Background(cap === Infinity ? 16 : cap, (event) => this.#rec.emit(event));
 
-    const channel = `${this.#namespace}:published`;
+    const channel = (this.#channel = `${this.#namespace}:published`);
     const context: CacheContext = {
       redis,
       namespace: this.#namespace,
@@ -197,16 +188,14 @@ class PipelineCache<T> implements Cache<T> {
       read: (keys, signal, extra) => this.#publisher.read(keys, signal, extra),
       accepts,
     };
-    this.#publisher = new Publisher(context, this.#codec, negativeTtlMs, strategies.filter((s) => typeof s.write === "function"));
+    const publisher = new Publisher(context, codec, negativeTtlMs, strategies.filter((s) => typeof s.write === "function"));
+    this.#publisher = publisher;
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.#ttlMs);
-
-    let chain: Fill = (req) => this.#publisher.load(req, (req as Request)[CALL].loader);
-    for (let level = strategies.length - 1; level >= 0; level--) {
-      const s = strategies[level]!;
-      if (typeof s.fill === "function") chain = s.fill(guardNext(chain, s.name, level));
-    }
-    this.#chain = chain;
+    this.#chain = compose(strategies, (req, loader) => publisher.load(req, loader));
+    // Claimed only once the cache exists: a pipeline that failed to build
+    // (a jitter spread above its TTL) leaves its strategies reusable.
+    for (const s of strategies) joined.add(s);
   }
 
   keys(identity: Identity): Keys {
@@ -254,19 +243,11 @@ class PipelineCache<T> implements Cache<T> {
       return entry.value;
     }
     this.#rec.emit({ type: "miss", key });
-    const req: Request = {
-      keys,
-      identity,
-      ttlMs,
-      signal,
-      background: false,
-      seen: entry,
-      [CALL]: { loader, called: new Set() },
-    };
+    const req = request({ keys, identity, ttlMs, signal, background: false, seen: entry }, loader);
     try {
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      return (await race(this.#track(this.#fill(req)), signal)).value;
+      return await race(this.#background.track(this.#fill(req)), signal);
     } catch (error) {
       const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
       if (fallback === undefined || signal.aborted) throw error;
@@ -276,43 +257,14 @@ class PipelineCache<T> implements Cache<T> {
     }
   }
 
-  async #fill(req: Request): Promise<Outcome> {
-    return await this.#chain(req);
+  async #fill(req: FillRequest): Promise<unknown> {
+    return (await this.#chain(req)).value;
   }
 
   #refresh(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, seen: Entry): void {
-    const key = keys.data;
-    if (this.#refreshing.has(key)) return;
-    if (this.#refreshing.size >= this.#maxRefreshes) {
-      this.#rec.emit({ type: "refresh-dropped", key });
-      return;
-    }
-    this.#refreshing.add(key);
-    const req: Request = {
-      keys,
-      identity,
-      ttlMs,
-      // Background refreshes belong to the cache, not to a caller: nothing aborts them.
-      signal: NEVER,
-      background: true,
-      seen,
-      [CALL]: { loader, called: new Set() },
-    };
-    this.#track(
-      this.#fill(req)
-        .then(
-          () => {},
-          (error: unknown) => this.#rec.emit({ type: "refresh-error", key, error }),
-        )
-        .finally(() => this.#refreshing.delete(key)),
-    );
-  }
-
-  #track<P extends Promise<unknown>>(promise: P): P {
-    this.#inflight.add(promise);
-    const settle = () => this.#inflight.delete(promise);
-    promise.then(settle, settle);
-    return promise;
+    // Background refreshes belong to the cache, not to a caller: nothing aborts them.
+    const req = request({ keys, identity, ttlMs, signal: NEVER, background: true, seen }, loader);
+    this.#background.refresh(keys.data, () => this.#fill(req));
   }
 
   async invalidate(identity: Identity): Promise<void> {
@@ -322,42 +274,17 @@ class PipelineCache<T> implements Cache<T> {
     // loaded before this point fails its token check instead of republishing.
     const deleted = this.#redis.send(["DEL", keys.data, keys.lease], options);
     // Waiters on the dropped lease take over now instead of at its expiry.
-    const announced = this.#redis.send(["PUBLISH", `${this.#namespace}:published`, keys.data] as Arg[], options);
+    const announced = this.#redis.send(["PUBLISH", this.#channel, keys.data], options);
     await Promise.all([deleted, announced]);
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // A settling fill can start nothing new (gets are refused), but loop in
-      // case one was added while we waited.
-      while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+      // New gets are refused from here on; what runs finishes and publishes.
+      await this.#background.drain();
       await Promise.all(this.#strategies.map((s) => s.close?.()));
     })();
     return this.#closing;
   }
 }
 
-/** The default acceptance rule: a fresh entry newer than the one the read phase saw. */
-function accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry {
-  if (entry === undefined || entry.freshMs <= 0) return false;
-  // A key's PTTL only falls while it holds one value: a larger one means a
-  // new publication since `seen` (an early refresh must not take the very
-  // entry it is refreshing for a fresh one).
-  return seen === undefined || seen.freshMs <= 0 || entry.pttl > seen.pttl;
-}
-
-function guardNext(next: Fill, strategy: string, level: number): Fill {
-  return function nextStep(req) {
-    const state = (req as Request)[CALL];
-    if (state === undefined) {
-      return Promise.reject(
-        new TypeError(`Cannot fill: the '${strategy}' strategy must pass the request on as a copy ({ ...req })`),
-      );
-    }
-    if (state.called.has(level)) {
-      return Promise.reject(new Error(`Cannot fill: the '${strategy}' strategy called next() twice for one request`));
-    }
-    state.called.add(level);
-    return next(req);
-  };
-}

@@ -70,20 +70,33 @@ export function barrier(n: number): { arrive(): Promise<void>; readonly reached:
 
 /**
  * An origin that counts its calls and, while `hold` is set, waits for it
- * before answering. `started` resolves at each call's start (replaced per call).
+ * before answering. `called(n)` resolves once the origin has been called `n`
+ * times (at once if it already has): prefer it to `started`, which resolves at
+ * the start of the next call only and so misses a call that already began.
  */
 export function origin<T>(answer: (call: number) => T | Promise<T>) {
+  const waiters: { n: number; done: () => void }[] = [];
   const o = {
     calls: 0,
     signals: [] as AbortSignal[],
     hold: undefined as Promise<unknown> | undefined,
     started: deferred<number>(),
+    called(n = 1): Promise<void> {
+      if (o.calls >= n) return Promise.resolve();
+      return new Promise((done) => waiters.push({ n, done }));
+    },
     load: async ({ signal }: { signal: AbortSignal }): Promise<T> => {
       const call = ++o.calls;
       o.signals.push(signal);
       const started = o.started;
       o.started = deferred<number>();
       started.resolve(call);
+      for (const w of [...waiters]) {
+        if (call >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.done();
+        }
+      }
       if (o.hold !== undefined) await o.hold;
       return answer(call);
     },

@@ -126,7 +126,7 @@ Coalesce("independent keys do not block each other", async () => {
   const slow = origin(() => "slow");
   slow.hold = hold.promise;
   const held = cache.get("a", slow.load);
-  await slow.started.promise;
+  await slow.called();
   assert.is(await cache.get("b", () => "quick"), "quick");
   assert.is(await cache.get(["b", 2], () => "quick too"), "quick too");
   hold.resolve();

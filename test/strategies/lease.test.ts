@@ -133,7 +133,7 @@ Lease("an origin failure reaches the owner's callers and a waiter takes over at 
   });
   o.hold = hold.promise;
   const fromA = Array.from({ length: 5 }, () => a.get("k", o.load).catch((e: unknown) => e));
-  await o.started.promise;
+  await o.called();
   const fromB = Array.from({ length: 5 }, () => b.get("k", o.load));
   await ev.reach(["coalesced", "wait"], 9);
   hold.resolve();
@@ -154,7 +154,7 @@ Lease("an owner whose caller leaves keeps loading and publishes for the waiters"
   o.hold = hold.promise;
   const controller = new AbortController();
   const owner = a.get("k", o.load, { signal: controller.signal });
-  await o.started.promise;
+  await o.called();
   const waiter = b.get("k", o.load);
   await ev.reach("wait", 1);
   controller.abort(new Error("owner's caller left"));
@@ -177,7 +177,7 @@ Lease("a waiter whose caller leaves stops waiting at once and never calls the or
   const o = origin(() => "v");
   o.hold = hold.promise;
   const owner = a.get("k", o.load);
-  await o.started.promise;
+  await o.called();
   const controller = new AbortController();
   const waiter = b.get("k", o.load, { signal: controller.signal });
   await ev.reach("wait", 1);
@@ -197,7 +197,7 @@ Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and ze
   const owner = origin(() => "v");
   owner.hold = hold.promise;
   const first = a.get("k", owner.load);
-  await owner.started.promise;
+  await owner.called();
   const o = origin(() => "never");
   const key = b.keys("k").data;
   const error = await rejects(() => b.get("k", o.load), TimeoutError, `Cannot get ${key}: another caller's load did not finish within waitMs (100 ms)`);
@@ -218,7 +218,7 @@ Lease("a real lease expiry lets a second owner in, and the first owner's late pu
   const slow = origin(() => "older");
   slow.hold = hold.promise;
   const first = a.get("k", slow.load);
-  await slow.started.promise;
+  await slow.called();
   const keys = a.keys("k");
   // Redis drops the lease by itself while the first owner is still loading.
   await until(async () => (await redis.send(["EXISTS", keys.lease])) === 0);
@@ -268,7 +268,7 @@ Lease("renew: true keeps a long load's lease alive until it publishes", async ()
   const o = origin(() => "long load");
   o.hold = hold.promise;
   const call = cache.get("k", o.load);
-  await o.started.promise;
+  await o.called();
   // Watch the lease's TTL climb back up six times: it outlives its 100 ms.
   let renewals = 0;
   let last = Infinity;
@@ -296,7 +296,7 @@ Lease("invalidate() during a load drops data and lease, so the old snapshot is n
   const o = origin(() => "old snapshot");
   o.hold = hold.promise;
   const call = cache.get("k", o.load);
-  await o.started.promise;
+  await o.called();
   await cache.invalidate("k");
   hold.resolve();
   assert.is(await call, "old snapshot", "its own value, since nothing newer is stored");

@@ -267,7 +267,7 @@ Pipeline("close() refuses new gets and waits for a load whose caller left", asyn
   o.hold = hold.promise;
   const controller = new AbortController();
   const call = cache.get("orphan", o.load, { signal: controller.signal });
-  await o.started.promise;
+  await o.called();
   controller.abort(new Error("gone"));
   await rejects(() => call, Error, "gone");
   let closed = false;

@@ -51,7 +51,7 @@ Swr("a read in the stale window gets the stale value at once and starts one refr
   o.hold = hold.promise;
   const values = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).get("k", o.load)));
   assert.equal(values, Array(20).fill("v1"), "nobody waits for the refresh");
-  await o.started.promise;
+  await o.called();
   hold.resolve();
   await Promise.all([a.close(), b.close()]);
   assert.is(o.calls, 1);
@@ -134,7 +134,7 @@ Swr("close() drains background refreshes before it resolves", async () => {
   const o = origin(() => "v2");
   o.hold = hold.promise;
   assert.is(await cache.get("k", o.load), "v1");
-  await o.started.promise;
+  await o.called();
   let closed = false;
   const closing = cache.close().then(() => (closed = true));
   await new Promise((r) => setTimeout(r, 5));

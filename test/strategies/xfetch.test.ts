@@ -57,7 +57,7 @@ Xfetch("a read refreshes early when -delta * beta * ln(u) reaches the fresh time
   const o = origin(() => "next");
   o.hold = hold.promise;
   assert.is(await cache.get("k", o.load), "current", "the caller never waits for the refresh");
-  await o.started.promise;
+  await o.called();
   hold.resolve();
   await cache.close();
   assert.is(o.calls, 1);
@@ -82,7 +82,7 @@ Xfetch("an early refresh runs once across clients: the lease admits one refreshe
   const o = origin(() => "next");
   o.hold = hold.promise;
   assert.is(await a.get("k", o.load), "current");
-  await o.started.promise;
+  await o.called();
   // b decides to refresh too, finds the lease taken, and leaves it to a.
   assert.is(await b.get("k", o.load), "current");
   await b.close();

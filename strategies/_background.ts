@@ -1,0 +1,56 @@
+/**
+ * Work a cache owns beyond its callers: loads whose callers left, and
+ * background refreshes (bounded in number, one per key). `close()` drains
+ * them; none is ever an untracked floating promise.
+ *
+ * @module
+ */
+import type { CacheEvent } from "./_types.ts";
+
+/** The tracked work of one cache. */
+export class Background {
+  readonly #maxRefreshes: number;
+  readonly #emit: (event: CacheEvent) => void;
+  readonly #refreshing = new Set<string>();
+  readonly #inflight = new Set<Promise<unknown>>();
+
+  constructor(maxRefreshes: number, emit: (event: CacheEvent) => void) {
+    this.#maxRefreshes = maxRefreshes;
+    this.#emit = emit;
+  }
+
+  /** Keep `promise` until it settles, so `drain()` waits for it. */
+  track<P extends Promise<unknown>>(promise: P): P {
+    this.#inflight.add(promise);
+    const settle = () => this.#inflight.delete(promise);
+    promise.then(settle, settle);
+    return promise;
+  }
+
+  /**
+   * Start `run` as the background refresh of `key`, unless one is already
+   * running for it (nothing to add) or `maxRefreshes` are (dropped, counted).
+   * A failure is counted as `refresh-error`; the stale entry keeps its deadline.
+   */
+  refresh(key: string, run: () => Promise<unknown>): void {
+    if (this.#refreshing.has(key)) return;
+    if (this.#refreshing.size >= this.#maxRefreshes) {
+      this.#emit({ type: "refresh-dropped", key });
+      return;
+    }
+    this.#refreshing.add(key);
+    this.track(
+      run()
+        .then(
+          () => {},
+          (error: unknown) => this.#emit({ type: "refresh-error", key, error }),
+        )
+        .finally(() => this.#refreshing.delete(key)),
+    );
+  }
+
+  /** Resolve once nothing tracked is running (work started while draining included). */
+  async drain(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+  }
+}
