@@ -173,6 +173,24 @@ export interface CacheStats {
 /**
  * An observable event, emitted to `onEvent`. `key` is the data key (never the
  * identity, which may be sensitive).
+ *
+ * @example Wire load durations into your metrics
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * import type { CacheEvent } from "./_types.ts";
+ * const durations: number[] = [];
+ * const onEvent = (event: CacheEvent) => {
+ *   if (event.type === "load-end" && !("error" in event)) durations.push(event.durationMs);
+ * };
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 1000, onEvent });
+ * await cache.invalidate("event-example");
+ * await cache.get("event-example", () => "v");
+ * console.log(durations.length); // 1
+ * await cache.close();
+ * await redis.close();
+ * ```
  */
 export type CacheEvent =
   | { readonly type: "hit" | "miss" | "stale" | "early-refresh"; readonly key: string }
@@ -220,13 +238,41 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
 /**
  * A policy taking part in one or more phases of `get`. Strategies are plain
  * objects returned by factories; one object joins one cache (it may keep
- * per-cache state). Hooks are optional:
+ * per-cache state). A fill hook passes the request on as a copy
+ * (`next({ ...req })`) and calls `next` at most once per request. Hooks are optional:
  * - `attach` runs once when the pipeline is built (validate against its TTL, keep the context);
  * - `checkTtl` validates a per-call `ttlMs`;
  * - `read` turns the entry into a verdict (read phase);
  * - `fill` wraps the next fill step like middleware (fill phase; first strategy outermost);
  * - `write` shapes what is published (write phase);
  * - `close` releases what `attach` acquired.
+ *
+ * @example A fill strategy that times each fill
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * import type { Strategy } from "./_types.ts";
+ * function timing(): Strategy {
+ *   return {
+ *     name: "timing",
+ *     fill: (next) =>
+ *       async function timed(req) {
+ *         const started = performance.now();
+ *         try {
+ *           return await next({ ...req });
+ *         } finally {
+ *           console.log(req.keys.data, Math.round(performance.now() - started), "ms");
+ *         }
+ *       },
+ *   };
+ * }
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 1000 }, timing());
+ * await cache.invalidate("timed");
+ * await cache.get("timed", () => "v");
+ * await cache.close();
+ * await redis.close();
+ * ```
  */
 export interface Strategy {
   /** Names the strategy in errors and stack traces. */

@@ -37,7 +37,7 @@ export class OverloadedError extends Error {
  * True when `e` is an {@linkcode OverloadedError} from any copy of herdless
  * (a Deno copy and an npm copy may both be loaded, so `instanceof` alone is not enough).
  *
- * @example
+ * @example Works across package copies
  * ```ts
  * import { isOverloadedError } from "./errors.ts";
  * console.log(isOverloadedError(new Error("x"))); // false

@@ -64,7 +64,7 @@ const PUSH_POLL_MS = 250;
  * import { coalesce } from "./coalesce.ts";
  * import { lease } from "./lease.ts";
  * import { pipeline } from "./pipeline.ts";
- * const redis = await connect({ url: process.env.REDIS_URL, resp: 3 });
+ * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, coalesce(), lease({ leaseMs: 3000, waitMs: 5000 }));
  * console.log(await cache.get("report", () => "expensive"));
  * await cache.close();

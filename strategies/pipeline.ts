@@ -63,7 +63,23 @@ export interface GetOptions {
   ttlMs?: number;
 }
 
-/** A cache built by {@linkcode pipeline}. */
+/**
+ * A cache built by {@linkcode pipeline}.
+ *
+ * @example A call with its own deadline, then an invalidation
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { lease } from "./lease.ts";
+ * import { pipeline } from "./pipeline.ts";
+ * const redis = await connect(process.env.REDIS_URL);
+ * const prices = pipeline<number>({ redis, ttlMs: 30_000, namespace: "prices", negativeTtlMs: 5_000 }, lease());
+ * await prices.invalidate(["sku", 7]);
+ * const price = await prices.get(["sku", 7], async ({ signal }) => (signal.aborted ? 0 : 9.99), { timeoutMs: 500 });
+ * console.log(price, prices.keys(["sku", 7]).data.startsWith("prices:{")); // 9.99 true
+ * await prices.close();
+ * await redis.close();
+ * ```
+ */
 export interface Cache<T> {
   /**
    * The cached value of `identity`, loading it with `loader` when it is
@@ -109,7 +125,7 @@ const joined = new WeakSet<Strategy>();
  * import { pipeline } from "./pipeline.ts";
  * import { swr } from "./swr.ts";
  * import { xfetch } from "./xfetch.ts";
- * const redis = await connect({ url: process.env.REDIS_URL, resp: 3 });
+ * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const users = pipeline<{ name: string }>(
  *   { redis, ttlMs: 60_000, namespace: "users" },
  *   swr({ staleMs: 30_000 }), xfetch(), coalesce(), lease(), jitter({ spreadMs: 5_000 }),

@@ -180,6 +180,30 @@ Pipeline("get() with timeoutMs rejects with TimeoutError naming the key and coun
   assert.is(await redis.send(["EXISTS", key]), 1);
 });
 
+Pipeline("get() with both a signal and timeoutMs ends at whichever comes first", async () => {
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const hold = deferred();
+  const o = origin(() => "v");
+  o.hold = hold.promise;
+  const controller = new AbortController();
+  const call = cache.get("both", o.load, { signal: controller.signal, timeoutMs: 60_000 });
+  await o.called();
+  controller.abort(new Error("signal first"));
+  await rejects(() => call, Error, "signal first");
+  await rejects(() => cache.get("both2", o.load, { signal: new AbortController().signal, timeoutMs: 20 }), TimeoutError, `Cannot get ${cache.keys("both2").data}: no answer within timeoutMs (20 ms)`);
+  await rejects(() => cache.get("both3", o.load, { signal: AbortSignal.abort(new Error("already")), timeoutMs: 20 }), Error, "already");
+  assert.is(cache.stats().timeouts, 1);
+  hold.resolve();
+  await cache.close();
+});
+
+Pipeline("strategies/mod.ts exports exactly the public values", async () => {
+  const mod = await import("../../strategies/mod.ts");
+  assert.equal(Object.keys(mod).sort(), [
+    "OverloadedError", "TimeoutError", "coalesce", "isOverloadedError", "isTimeoutError", "jitter", "lease", "limit", "pipeline", "swr", "xfetch",
+  ]);
+});
+
 Pipeline("get() rejects an already aborted signal without calling the origin", async () => {
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
   const o = origin(() => "v");

@@ -1,0 +1,45 @@
+/**
+ * The cache: `pipeline()` composes strategies into a `Cache` that keeps one
+ * expired hot key from becoming a herd on the origin.
+ *
+ * @example Coalesce in-process, one owner across processes, jittered TTLs
+ * ```ts
+ * import { connect } from "../resp/client.ts";
+ * import { coalesce, jitter, lease, pipeline } from "./mod.ts";
+ * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
+ * const cache = pipeline({ redis, ttlMs: 60_000 }, coalesce(), lease(), jitter({ spreadMs: 6_000 }));
+ * console.log(await cache.get(["greeting", "en"], () => "hello")); // "hello"
+ * await cache.close();
+ * await redis.close();
+ * ```
+ *
+ * @module
+ */
+export { type Cache, type GetOptions, pipeline, type PipelineOptions } from "./pipeline.ts";
+export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
+export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";
+export { jitter, type JitterOptions, type JitterStrategy } from "./jitter.ts";
+export { xfetch, type XfetchOptions, type XfetchStrategy } from "./xfetch.ts";
+export { swr, type SwrOptions, type SwrStrategy } from "./swr.ts";
+export { limit, type LimitOptions, type LimitStrategy } from "./limit.ts";
+export { isOverloadedError, isTimeoutError, OverloadedError, TimeoutError } from "./errors.ts";
+export type { Codec, CodecOption } from "./_codec.ts";
+export type {
+  CacheContext,
+  CacheEvent,
+  CacheStats,
+  Entry,
+  Fill,
+  FillRequest,
+  Identity,
+  Keys,
+  Loader,
+  LoaderContext,
+  Outcome,
+  PushCapable,
+  ReadResult,
+  Strategy,
+  Verdict,
+  WakeupSource,
+  WritePlan,
+} from "./_types.ts";
