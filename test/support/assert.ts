@@ -18,7 +18,8 @@ export async function rejects(
     caught = error;
   }
   if (caught === undefined) assert.unreachable(`expected a ${ErrorClass.name}, but it resolved`);
-  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && caught.name !== ErrorClass.name)) {
+  const named = caught instanceof Error && caught.name === ErrorClass.name;
+  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && !named)) {
     assert.unreachable(`expected a ${ErrorClass.name}, got ${String(caught)}`);
   }
   const error = caught as Error;

@@ -1,0 +1,51 @@
+/**
+ * herdless stops cache stampedes on Redis: when a hot key expires under load,
+ * exactly one caller refreshes it while the rest wait briefly, get a slightly
+ * stale value, or never see the expiry at all.
+ *
+ * @example A cache that never stampedes
+ * ```ts
+ * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "./mod.ts";
+ * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
+ * const cache = pipeline<string>(
+ *   { redis, ttlMs: 60_000, namespace: "docs" },
+ *   swr({ staleMs: 30_000 }), xfetch(), coalesce(), lease(), jitter({ spreadMs: 5_000 }),
+ * );
+ * console.log(await cache.get(["page", "home"], () => "<h1>hello</h1>"));
+ * await cache.close();
+ * await redis.close();
+ * ```
+ *
+ * @module
+ */
+export * from "./strategies/mod.ts";
+export {
+  type Arg,
+  connect,
+  type ConnectOptions,
+  ConnectionError,
+  isConnectionError,
+  isProtocolError,
+  isRedisReplyError,
+  parseRedisUrl,
+  ProtocolError,
+  type PushListener,
+  RedisClient,
+  type RedisLike,
+  RedisReplyError,
+  type RedisUrl,
+  type ReconnectOptions,
+  type Reply,
+  type ReplyMap,
+  Script,
+  type SendOptions,
+} from "./resp/mod.ts";
+export {
+  ClusterClient,
+  type ClusterOptions,
+  type ClusterStats,
+  connectCluster,
+  CrossSlotError,
+  isCrossSlotError,
+  keySlot,
+} from "./resp/cluster.ts";
