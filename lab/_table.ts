@@ -20,6 +20,9 @@ const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
   { title: "timeouts", cell: (r) => count(r.timeouts) },
 ];
 
+// Above this event-loop delay the lab measures its own starvation, not the cache.
+const STARVED_MS = 100;
+
 function count(n: number): string {
   return n.toLocaleString("en-US");
 }
@@ -48,6 +51,9 @@ export function formatScenario(index: number, s: ScenarioResult): string {
   const notes: string[] = [];
   if (s.loopDelay !== undefined) {
     notes.push(`event-loop delay of the lab process during the run: p99 ${ms(s.loopDelay.p99)} ms, max ${ms(s.loopDelay.max)} ms (latency below that is the machine, not the cache)`);
+    if (s.loopDelay.p99 > STARVED_MS) {
+      notes.push(`WARNING: the lab process was starved (event-loop p99 above ${STARVED_MS} ms): this scenario's latencies, timeouts and the unprotected rows' counts measure the machine; run it again on a quieter one`);
+    }
   }
   for (const r of s.rows) {
     if (r.dropped > 0) notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
