@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { CrossSlotError } from "./slot.ts";
+import { keySlot } from "./_slot.ts";
 import type { Arg } from "./types.ts";
 
 /** How a command's keys are found. */
@@ -118,4 +120,24 @@ function numkeys(command: readonly Arg[], at: number): Arg[] | undefined {
   const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) || n <= 0 || at + n >= command.length) return undefined;
   return command.slice(at + 1, at + 1 + n);
+}
+
+/** The slot a command must go to, or -1 when any node will do. */
+export function routeSlot(command: readonly Arg[]): number {
+  const keys = commandKeys(command);
+  if (keys === undefined) return -1;
+  let slot = -1;
+  let firstKey: Arg | undefined;
+  for (const key of keys) {
+    // A bad argument is left for the node client to refuse with its own TypeError.
+    if (typeof key !== "string" && typeof key !== "number" && !(key instanceof Uint8Array)) return -1;
+    const s = keySlot(key);
+    if (slot === -1) {
+      slot = s;
+      firstKey = key;
+    } else if (s !== slot) {
+      throw new CrossSlotError(String(command[0]).toUpperCase(), [firstKey!, key], [slot, s]);
+    }
+  }
+  return slot;
 }

@@ -8,76 +8,20 @@
 import { RedisClient, type PushListener } from "./client.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
 import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./_cluster_options.ts";
-import { commandKeys } from "./_command_keys.ts";
+import { routeSlot } from "./_command_keys.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "./errors.ts";
-import { keySlot as slotOf } from "./_slot.ts";
+import { keySlot } from "./slot.ts";
 import { type MapSource, readSlotMap } from "./_cluster_map.ts";
 import { emptyTopology, type NodeAddress, parseEndpoint, type Topology } from "./_slot_map.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 
 export type { ClusterOptions } from "./_cluster_options.ts";
+export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
 
 /** Replies that mean "not now, nothing ran": the command is tried again after `retryDelayMs`. */
 const RETRYABLE = new Set(["TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"]);
 const SUBSCRIBE = new Set(["subscribe", "psubscribe", "unsubscribe", "punsubscribe"]);
 const noop = () => {};
-
-/**
- * The keys of one command hash to different slots, so no single node can
- * run it. Raised before anything is sent. `code` is `"CROSSSLOT"`, as the
- * server's own reply would say.
- *
- * @example Give related keys a shared hash tag
- * ```ts
- * import { connectCluster, isCrossSlotError } from "./cluster.ts";
- * const cluster = await connectCluster(["redis://127.0.0.1:7000"]);
- * await cluster.send(["MGET", "a", "b"]).catch((e) => console.log(isCrossSlotError(e))); // true
- * await cluster.send(["MGET", "{user:1}:a", "{user:1}:b"]); // one slot: fine
- * await cluster.close();
- * ```
- */
-export class CrossSlotError extends Error {
-  readonly code = "CROSSSLOT";
-  /** The command's name, upper case. */
-  readonly command: string;
-  /** Two keys of the command that hash to different slots. */
-  readonly keys: readonly [Arg, Arg];
-  /** Their slots, in the same order. */
-  readonly slots: readonly [number, number];
-  constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
-    super(
-      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${slots[1]}); ` +
-        "give keys used together a shared {hash tag}",
-    );
-    this.name = "CrossSlotError";
-    this.command = command;
-    this.keys = keys;
-    this.slots = slots;
-  }
-}
-
-/** True when `e` is a {@linkcode CrossSlotError} from any copy of herdless. */
-export function isCrossSlotError(e: unknown): e is CrossSlotError {
-  return e instanceof Error && e.name === "CrossSlotError";
-}
-
-/**
- * The cluster slot (0..16383) of a key: CRC16 of the key, or of its hash tag
- * (the part between the first `{` and the next `}`, when not empty).
- *
- * @example
- * ```ts
- * import { keySlot } from "./cluster.ts";
- * console.log(keySlot("foo")); // 12182
- * console.log(keySlot("{user:1}:profile") === keySlot("{user:1}:lease")); // true
- * ```
- */
-export function keySlot(key: Arg): number {
-  if (typeof key !== "string" && typeof key !== "number" && !(key instanceof Uint8Array)) {
-    throw new TypeError(`Cannot compute keySlot: 'key' must be a string, number or Uint8Array, got ${typeof key}`);
-  }
-  return slotOf(key);
-}
 
 /** Counters of a {@linkcode ClusterClient}, for tests and dashboards. */
 export interface ClusterStats {
@@ -563,26 +507,6 @@ export class ClusterClient implements RedisLike {
   }
 }
 
-/** The slot a command must go to, or -1 when any node will do. */
-function routeSlot(command: readonly Arg[]): number {
-  const keys = commandKeys(command);
-  if (keys === undefined) return -1;
-  let slot = -1;
-  let firstKey: Arg | undefined;
-  for (const key of keys) {
-    // A bad argument is left for the node client to refuse with its own TypeError.
-    if (typeof key !== "string" && typeof key !== "number" && !(key instanceof Uint8Array)) return -1;
-    const s = slotOf(key);
-    if (slot === -1) {
-      slot = s;
-      firstKey = key;
-    } else if (s !== slot) {
-      throw new CrossSlotError(String(command[0]).toUpperCase(), [firstKey!, key], [slot, s]);
-    }
-  }
-  return slot;
-}
-
 function timeout(command: readonly Arg[], startedAt: number, cause: unknown): TimeoutError {
   const waited = Date.now() - startedAt;
   const name = typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
@@ -592,12 +516,6 @@ function timeout(command: readonly Arg[], startedAt: number, cause: unknown): Ti
 function describe(command: readonly Arg[], slot: number): string {
   const name = typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
   return slot >= 0 ? `${name} (slot ${slot})` : name;
-}
-
-function show(key: Arg): string {
-  if (key instanceof Uint8Array) return `<${key.length} bytes>`;
-  const s = String(key);
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);
 }
 
 function shuffle<T>(a: T[]): void {

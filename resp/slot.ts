@@ -1,0 +1,73 @@
+/**
+ * Redis Cluster key slots, public side: the slot of a key, and the error a
+ * cluster client raises for a command whose keys span slots.
+ *
+ * @module
+ */
+import { keySlot as slotOf } from "./_slot.ts";
+import type { Arg } from "./types.ts";
+
+/**
+ * The keys of one command hash to different slots, so no single node can
+ * run it. Raised before anything is sent. `code` is `"CROSSSLOT"`, as the
+ * server's own reply would say.
+ *
+ * @example Give related keys a shared hash tag
+ * ```ts
+ * import { connectCluster, isCrossSlotError } from "./cluster.ts";
+ * const cluster = await connectCluster(["redis://127.0.0.1:7000"]);
+ * await cluster.send(["MGET", "a", "b"]).catch((e) => console.log(isCrossSlotError(e))); // true
+ * await cluster.send(["MGET", "{user:1}:a", "{user:1}:b"]); // one slot: fine
+ * await cluster.close();
+ * ```
+ */
+export class CrossSlotError extends Error {
+  readonly code = "CROSSSLOT";
+  /** The command's name, upper case. */
+  readonly command: string;
+  /** Two keys of the command that hash to different slots. */
+  readonly keys: readonly [Arg, Arg];
+  /** Their slots, in the same order. */
+  readonly slots: readonly [number, number];
+  constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
+    super(
+      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${slots[1]}); ` +
+        "give keys used together a shared {hash tag}",
+    );
+    this.name = "CrossSlotError";
+    this.command = command;
+    this.keys = keys;
+    this.slots = slots;
+  }
+}
+
+/** True when `e` is a {@linkcode CrossSlotError} from any copy of herdless. */
+export function isCrossSlotError(e: unknown): e is CrossSlotError {
+  return e instanceof Error && e.name === "CrossSlotError";
+}
+
+/**
+ * The cluster slot (0..16383) of a key: CRC16 of the key, or of its hash tag
+ * (the part between the first `{` and the next `}`, when not empty).
+ *
+ * @example
+ * ```ts
+ * import { keySlot } from "./slot.ts";
+ * console.log(keySlot("foo")); // 12182
+ * console.log(keySlot("{user:1}:profile") === keySlot("{user:1}:lease")); // true
+ * ```
+ */
+export function keySlot(key: Arg): number {
+  if (typeof key !== "string" && typeof key !== "number" && !(key instanceof Uint8Array)) {
+    throw new TypeError(`Cannot compute keySlot: 'key' must be a string, number or Uint8Array, got ${typeof key}`);
+  }
+  return slotOf(key);
+}
+
+/** A key as an error message shows it: quoted and cut short, or its byte count. */
+function show(key: Arg): string {
+  if (key instanceof Uint8Array) return `<${key.length} bytes>`;
+  const s = String(key);
+  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);
+}
+
