@@ -27,7 +27,8 @@ interface Flight {
  * Each caller keeps its own signal and timeout and may leave early; the
  * shared load's signal fires only once every caller waiting on it has gone.
  * The flight leaves the map when it settles, success or failure, so an error
- * is never served to later callers.
+ * is never served to later callers. Background refreshes pass through
+ * unshared (the cache runs at most one per key already).
  *
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
  * @example Fifty callers, one load
@@ -57,6 +58,10 @@ export function coalesce(): CoalesceStrategy {
     },
     fill(next) {
       return function coalesced(req) {
+        // A background refresh may end "skipped" (another process refreshes)
+        // with no value: a caller who missed must never receive that. The
+        // cache already runs at most one refresh per key, so nothing is lost.
+        if (req.background) return next(req);
         const key = req.keys.data;
         let flight = flights.get(key);
         if (flight === undefined) {

@@ -5,6 +5,8 @@ import { TimeoutError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline.ts";
+import { xfetch } from "../../strategies/xfetch.ts";
+import type { Strategy } from "../../strategies/_types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, events, origin, rejects } from "./_helpers.ts";
 
@@ -131,6 +133,34 @@ Coalesce("independent keys do not block each other", async () => {
   assert.is(await cache.get(["b", 2], () => "quick too"), "quick too");
   hold.resolve();
   assert.is(await held, "slow");
+  await cache.close();
+});
+
+Coalesce("a caller who misses never joins a background refresh, which may end without a value", async () => {
+  const gate = deferred();
+  // Holds background refreshes between coalesce() and lease().
+  const holdBackground: Strategy = {
+    name: "hold-background",
+    fill: (next) =>
+      async function held(req) {
+        if (req.background) await gate.promise;
+        return next({ ...req });
+      },
+  };
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), coalesce(), holdBackground, lease({ waitMs: 100 }));
+  const keys = cache.keys("k");
+  // Fresh but close to expiry with a slow last load: xfetch refreshes early.
+  await redis.send(["SET", keys.data, `hl1;v;0;0;1000;"current"`, "PX", 2000]);
+  assert.is(await cache.get("k", () => "unused"), "current");
+  // Another process takes over refreshing, and the value expires meanwhile.
+  await redis.send(["SET", keys.lease, "another-process", "PX", 5000]);
+  await redis.send(["DEL", keys.data]);
+  const o = origin(() => "never");
+  const miss = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
+  gate.resolve();
+  const result = await miss;
+  assert.ok("e" in result && result.e instanceof TimeoutError, `the caller got ${JSON.stringify(result)}`);
+  assert.is(o.calls, 0);
   await cache.close();
 });
 
