@@ -53,6 +53,8 @@ const PUSH_POLL_MS = 250;
  * jitter, until `waitMs` or their own timeout or signal runs out; then they
  * get a `TimeoutError` and the origin is never called for them. A background
  * refresh that finds the lease taken does nothing: someone is refreshing.
+ * A "not found" is shared with waiters only when it is cached
+ * (`negativeTtlMs` > 0); otherwise they take the lease in turn and load again.
  *
  * @param options lease duration, wait limit and renewal.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
