@@ -165,6 +165,26 @@ Lease("an owner whose caller leaves keeps loading and publishes for the waiters"
   await b.close();
 });
 
+Lease("an owner whose loader obeys its signal releases the lease, and a waiter takes over within its deadline", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const o = origin(() => "from the waiter");
+  const controller = new AbortController();
+  const obeying = ({ signal }: { signal: AbortSignal }) =>
+    new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+  const owner = a.get("k", obeying, { signal: controller.signal });
+  await until(async () => (await redis.send(["EXISTS", a.keys("k").lease])) === 1);
+  const waiter = b.get("k", o.load);
+  await ev.reach("wait", 1);
+  controller.abort(new Error("owner's caller left"));
+  await rejects(() => owner, Error, "owner's caller left");
+  assert.is(await waiter, "from the waiter");
+  assert.equal([o.calls, b.stats().leasesWon, a.stats().loadErrors], [1, 1, 1]);
+  await Promise.all([a.close(), b.close()]);
+});
+
 Lease("a waiter whose caller leaves stops waiting at once and never calls the origin", async () => {
   const namespace = ns();
   const ev = events();
