@@ -97,7 +97,7 @@ export function runLoad(o: LoadOptions): Promise<LoadResult> {
         else send(due);
       }
       if (due < total) {
-        // 1 ms steps: at 2,000 requests/s that is two per step, close to a Poisson-free steady stream.
+        // 1 ms steps: at 1,000 requests/s about one request per step, an even stream.
         setTimeout(tick, 1);
         return;
       }

@@ -162,9 +162,7 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
           durationMs: spec.durationMs,
           maxOutstanding: Math.max(1000, spec.ratePerSec * 2),
           drainMs: spec.timeoutMs + 2000,
-          request: (i) => {
-            return row.caches[i % spec.pools]!.get(["k", pick()], row.loader, { timeoutMs: spec.timeoutMs });
-          },
+          request: (i) => row.caches[i % spec.pools]!.get(["k", pick()], row.loader, { timeoutMs: spec.timeoutMs }),
         });
       }),
     );

@@ -62,7 +62,7 @@ export const coldBurst: Scenario = {
   async run(ctx: LabContext): Promise<ScenarioResult> {
     const processes = 4;
     const pools = ctx.quick ? 2 : 4;
-    const perPool = ctx.quick ? 25 : 25;
+    const perPool = 25;
     const originMs = 100;
     const layers = layerSettings(10_000, { waitMs: 3000 });
     const durationMs = 300;
