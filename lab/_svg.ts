@@ -15,11 +15,25 @@ const RIGHT = 150;
 const PLOT = W - LEFT - RIGHT;
 const PANEL = 44;
 const GAP = 10;
-const TOP = 90;
+const HEAD = 90;
+const WRAP = 118;
 const FONT = `font-family="ui-sans-serif, system-ui, sans-serif"`;
 
 function esc(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+// Break a line at spaces so it fits the chart's width (about WRAP characters).
+function wrap(text: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > WRAP) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  return [...lines, line];
 }
 
 function num(n: number): string {
@@ -34,14 +48,15 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   // log10(1 + v): 0 stays on the baseline, 1 call is visible, 1,000 fits.
   const scale = (v: number) => (Math.log10(1 + v) / Math.log10(1 + peak)) * (PANEL - 4);
   const x = (ms: number) => LEFT + (ms / spanMs) * PLOT;
+  const header = [...wrap(s.setup), ...wrap(`${s.origin}. Bars: origin calls started per ${s.bucketMs} ms (log scale, shared).`)];
+  const TOP = HEAD + (header.length - 2) * 16;
   const bottom = TOP + s.rows.length * (PANEL + GAP);
   const H = bottom + 40;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT} font-size="11">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     `<text x="12" y="22" font-size="15" font-weight="600">${esc(`${index}. ${s.title}: origin calls over time`)}</text>`,
-    `<text x="12" y="40" fill="#444">${esc(s.setup)}</text>`,
-    `<text x="12" y="56" fill="#444">${esc(`${s.origin}. Bars: origin calls started per ${s.bucketMs} ms (log scale, shared).`)}</text>`,
+    ...header.map((line, i) => `<text x="12" y="${40 + i * 16}" fill="#444">${esc(line)}</text>`),
   ];
   for (const m of s.marks) {
     if (m.toMs !== undefined) {
@@ -79,7 +94,7 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   const step = [10, 50, 100, 250, 500, 1000, 2000, 5000].find((st) => spanMs / st <= 10) ?? 10_000;
   for (let t = 0; t <= spanMs; t += step) {
     out.push(`<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${bottom}" y2="${bottom + 4}" stroke="#888"/>`);
-    const label = step < 1000 ? `${t} ms` : `${num(t / 1000)} s`;
+    const label = spanMs < 2000 ? `${t} ms` : `${num(t / 1000)} s`;
     out.push(`<text x="${x(t).toFixed(1)}" y="${bottom + 16}" text-anchor="middle" fill="#444">${label}</text>`);
   }
   if (s.durationMs < spanMs) {
