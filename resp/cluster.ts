@@ -83,6 +83,22 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  *   reach {@linkcode ClusterClient.onPush} listeners; it moves to another
  *   node (subscriptions restored) when its node leaves the cluster. Sharded
  *   pub/sub (SSUBSCRIBE) is not offered.
+ * - Not offered either: reads from replicas (every command goes to a
+ *   primary), address translation (nodes must be reachable at the addresses
+ *   they announce), and MULTI/EXEC.
+ *
+ * @example A cache on a cluster
+ * ```ts
+ * import { connectCluster } from "./cluster.ts";
+ * import { lease } from "../strategies/lease.ts";
+ * import { pipeline } from "../strategies/pipeline.ts";
+ * const redis = await connectCluster({ seeds: ["redis://127.0.0.1:7000"], resp: 3 });
+ * const cache = pipeline({ redis, ttlMs: 60_000 }, lease());
+ * console.log(await cache.get("answer", () => 42)); // 42
+ * console.log(redis.stats().moved, redis.nodeFor(cache.keys("answer").data)); // 0 "127.0.0.1:7000"
+ * await cache.close();
+ * await redis.close();
+ * ```
  */
 export class ClusterClient implements RedisLike {
   readonly #o: ResolvedClusterOptions;
@@ -136,7 +152,12 @@ export class ClusterClient implements RedisLike {
     return sum;
   }
 
-  /** A copy of the counters. */
+  /** Commands issued and not yet settled, including those being redirected or waiting for a node. */
+  get pending(): number {
+    return this.#inflight;
+  }
+
+  /** A copy of the counters (redirections followed, retries, slot map reads). */
   stats(): ClusterStats {
     return { ...this.#stats };
   }
@@ -153,7 +174,7 @@ export class ClusterClient implements RedisLike {
    * @throws {CrossSlotError} (as a rejection) when its keys hash to different slots.
    * @throws {TimeoutError} when `timeoutMs` (counted from this call, across retries) runs out.
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
-   * @example
+   * @example A counter with a deadline
    * ```ts
    * import { connectCluster } from "./cluster.ts";
    * const cluster = await connectCluster(["127.0.0.1:7000"]);
@@ -455,7 +476,7 @@ export class ClusterClient implements RedisLike {
    * Listen to pub/sub messages (and other push frames) of the subscriber
    * connection. Returns the function that stops listening.
    *
-   * @example
+   * @example Subscribe through the cluster
    * ```ts
    * import { connectCluster } from "./cluster.ts";
    * const cluster = await connectCluster(["127.0.0.1:7000"]);

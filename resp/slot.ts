@@ -41,7 +41,16 @@ export class CrossSlotError extends Error {
   }
 }
 
-/** True when `e` is a {@linkcode CrossSlotError} from any copy of herdless. */
+/**
+ * True when `e` is a {@linkcode CrossSlotError} from any copy of herdless
+ * (a Deno copy and an npm copy of the package can both be loaded).
+ *
+ * @example
+ * ```ts
+ * import { CrossSlotError, isCrossSlotError } from "./slot.ts";
+ * console.log(isCrossSlotError(new CrossSlotError("MGET", ["a", "b"], [15495, 3300]))); // true
+ * ```
+ */
 export function isCrossSlotError(e: unknown): e is CrossSlotError {
   return e instanceof Error && e.name === "CrossSlotError";
 }
@@ -50,7 +59,7 @@ export function isCrossSlotError(e: unknown): e is CrossSlotError {
  * The cluster slot (0..16383) of a key: CRC16 of the key, or of its hash tag
  * (the part between the first `{` and the next `}`, when not empty).
  *
- * @example
+ * @example Keys that share a hash tag share a slot
  * ```ts
  * import { keySlot } from "./slot.ts";
  * console.log(keySlot("foo")); // 12182

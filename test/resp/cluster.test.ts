@@ -399,10 +399,12 @@ lifecycle("close() waits for commands being redirected, then refuses new ones; d
     await moveKeys(ctx, slot, a!.port, b!.port, 10);
     const asked = client.stats().asked;
     const gets = keys.map((k) => client.send(["GET", k]));
+    assert.is(client.pending, keys.length);
     const closed = client.close();
     await rejects(() => client.send(["PING"]), ConnectionError, "The cluster client is closed");
     assert.equal(await Promise.all(gets), keys, "every command issued before close() got its reply");
     await closed;
+    assert.is(client.pending, 0);
     assert.ok(client.stats().asked > asked, "some of them were redirected while closing");
   } finally {
     while ((await moveKeys(ctx, slot, a!.port, b!.port, 100)) > 0);
