@@ -31,6 +31,15 @@ export async function labServer(): Promise<LabServer> {
   const admin = await connect({ url });
   const info = String(await admin.send(["INFO", "server"]));
   const version = /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";
+  async function deleteLabKeys(): Promise<void> {
+    let cursor = "0";
+    // Bounded: SCAN visits each key a bounded number of times and ends at cursor 0.
+    do {
+      const [next, keys] = (await admin.send(["SCAN", cursor, "MATCH", "lab-*", "COUNT", 1000])) as [string, string[]];
+      cursor = next;
+      if (keys.length > 0) await admin.send(["UNLINK", ...keys]);
+    } while (cursor !== "0");
+  }
   return {
     url,
     owned: server !== undefined,
@@ -40,15 +49,11 @@ export async function labServer(): Promise<LabServer> {
         await admin.send(["FLUSHALL"]);
         return;
       }
-      let cursor = "0";
-      // Bounded: SCAN visits each key a bounded number of times and ends at cursor 0.
-      do {
-        const [next, keys] = (await admin.send(["SCAN", cursor, "MATCH", "lab-*", "COUNT", 1000])) as [string, string[]];
-        cursor = next;
-        if (keys.length > 0) await admin.send(["UNLINK", ...keys]);
-      } while (cursor !== "0");
+      await deleteLabKeys();
     },
     async stop() {
+      // Somebody else's server is left as it was found, less the lab's keys.
+      if (server === undefined) await deleteLabKeys();
       await admin.close();
       await server?.stop();
     },
