@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CacheStats } from "../strategies/_types.ts";
+import type { CacheStats } from "../strategies/mod.ts";
 import type { LayerSettings } from "./_layers.ts";
 
 /** What the parent asks for one row. */

@@ -6,20 +6,19 @@
  *
  * @module
  */
-import { emptyStats } from "../strategies/_stats.ts";
-import type { CacheStats } from "../strategies/_types.ts";
+import type { CacheStats } from "../strategies/mod.ts";
 import type { RowResult } from "./_types.ts";
 
 /** `a + b`, counter by counter. */
 export function addStats(a: CacheStats, b: CacheStats): CacheStats {
-  const out = emptyStats();
+  const out = { ...a };
   for (const k of Object.keys(out) as (keyof CacheStats)[]) out[k] = a[k] + b[k];
   return out;
 }
 
 /** `a - b`, counter by counter (counters since a snapshot). */
 export function subStats(a: CacheStats, b: CacheStats): CacheStats {
-  const out = emptyStats();
+  const out = { ...a };
   for (const k of Object.keys(out) as (keyof CacheStats)[]) out[k] = a[k] - b[k];
   return out;
 }

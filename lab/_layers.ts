@@ -9,13 +9,7 @@
  *
  * @module
  */
-import { coalesce } from "../strategies/coalesce.ts";
-import { jitter } from "../strategies/jitter.ts";
-import { lease } from "../strategies/lease.ts";
-import { limit } from "../strategies/limit.ts";
-import { swr } from "../strategies/swr.ts";
-import type { Strategy } from "../strategies/_types.ts";
-import { xfetch } from "../strategies/xfetch.ts";
+import { coalesce, jitter, lease, limit, type Strategy, swr, xfetch } from "../strategies/mod.ts";
 
 /** The layers, in the order rows add them. */
 export const LAYERS = ["coalesce", "lease", "jitter", "xfetch", "swr", "limit"] as const;

@@ -14,8 +14,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { connect, type RedisClient } from "../resp/mod.ts";
-import { type Cache, pipeline } from "../strategies/pipeline.ts";
-import type { CacheStats } from "../strategies/_types.ts";
+import { type Cache, type CacheStats, pipeline } from "../strategies/mod.ts";
 import { addStats, checkRow, subStats } from "./_checks.ts";
 import { describeRow, type LayerSettings, ROWS, rowLabel, strategiesFor } from "./_layers.ts";
 import { type LoadResult, percentiles, runLoad } from "./_load.ts";

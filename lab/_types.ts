@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CacheStats } from "../strategies/_types.ts";
+import type { CacheStats } from "../strategies/mod.ts";
 
 /** One strategy set's run of one scenario: one row of its table, one panel of its chart. */
 export interface RowResult {

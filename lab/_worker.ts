@@ -17,7 +17,7 @@
 import process from "node:process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect, Script } from "../resp/mod.ts";
-import { pipeline } from "../strategies/pipeline.ts";
+import { pipeline } from "../strategies/mod.ts";
 import { addStats } from "./_checks.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "./_burst.ts";
 import { strategiesFor } from "./_layers.ts";
