@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isTimeoutError } from "../resp/errors.ts";
 import type { RedisLike } from "../resp/types.ts";
 import { Background } from "./_background.ts";
 import { CallScope, NEVER, race } from "./_call.ts";
@@ -266,7 +267,10 @@ class PipelineCache<T> implements Cache<T> {
       return await race(this.#background.track(this.#fill(req)), signal);
     } catch (error) {
       const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
-      if (fallback === undefined || signal.aborted) throw error;
+      // A caller who cancelled wants no answer; a caller whose deadline ran
+      // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
+      const cancelled = signal.aborted && !isTimeoutError(signal.reason);
+      if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
       this.#rec.emit({ type: "stale", key });
       return fallback.value;

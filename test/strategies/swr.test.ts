@@ -108,6 +108,19 @@ Swr("a caller whose own deadline ends in the error window gets its error, not th
   await cache.close();
 });
 
+Swr("a caller whose timeoutMs runs out in the error window gets the stale value, not a TimeoutError", async () => {
+  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  await cache.get("k", () => "v1");
+  await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
+  const hold = deferred<string>();
+  // The origin hangs: only the caller's own deadline can end this call.
+  assert.is(await cache.get("k", () => hold.promise, { timeoutMs: 50 }), "v1");
+  assert.is(await cache.get("k", () => hold.promise, { signal: AbortSignal.timeout(50) }), "v1");
+  assert.is(cache.stats().stale, 2);
+  hold.resolve("v2");
+  await cache.close();
+});
+
 Swr("background refreshes are capped by maxRefreshes; the excess is dropped and counted", async () => {
   const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000, maxRefreshes: 2 }), lease());
   const ids = ["a", "b", "c", "d", "e"];
