@@ -447,8 +447,7 @@ failover("a manual failover (CLUSTER FAILOVER on a replica) under load: bounded 
     acked.set(key, (acked.get(key) ?? 0) + 1);
   }, () => done);
   await sleep(100);
-  await (await admin(ctx, replica)).send(["CLUSTER", "FAILOVER"]);
-  await until(async () => (await nodesVia(ctx, primary.port)).some((n) => n.port === replica && n.role === "master"), 10_000, 50);
+  await cluster.failover(replica);
   await cluster.waitHealthy();
   await sleep(200);
   done = true;

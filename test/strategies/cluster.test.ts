@@ -7,7 +7,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
-import { connect, type RedisClient } from "../../resp/client.ts";
 import { isConnectionError, isTimeoutError } from "../../resp/errors.ts";
 import type { CacheEvent, Strategy } from "../../strategies/_types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
@@ -16,7 +15,7 @@ import { type Cache, pipeline } from "../../strategies/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
-import { parseClusterNodes, type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
 import { deferred, events, origin, until } from "./_helpers.ts";
 
 interface Ctx {
@@ -204,13 +203,7 @@ async function failOver(ctx: Ctx, key: string): Promise<number> {
   const slot = keySlot(key);
   const primary = ctx.cluster.ownerOf(slot);
   const replica = await ctx.cluster.replicaOf(primary);
-  const admin: RedisClient = await connect({ port: replica });
-  try {
-    await admin.send(["CLUSTER", "FAILOVER"]);
-    await until(async () => parseClusterNodes(String(await admin.send(["CLUSTER", "NODES"]))).some((n) => n.myself && n.role === "master"), 10_000, 20);
-  } finally {
-    admin.destroy();
-  }
+  await ctx.cluster.failover(replica);
   await ctx.cluster.waitHealthy();
   return replica;
 }

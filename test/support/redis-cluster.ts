@@ -6,7 +6,7 @@
  * slots, knows every other node, and every replica's link to its primary is
  * up. Works unchanged on Node, Bun and Deno.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import process from "node:process";
 import { redisCliBinary, type RedisServer, startRedis } from "./redis-server.ts";
 
@@ -31,6 +31,15 @@ export interface RedisCluster {
    * throws after `timeoutMs`, never returns a port that is not a replica.
    */
   replicaOf(port: number, timeoutMs?: number): Promise<number>;
+  /** Run redis-cli against one node without blocking the event loop (for use while a load runs). */
+  cliAsync(port: number, ...args: string[]): Promise<string>;
+  /**
+   * Promote the replica on `port` with a coordinated `CLUSTER FAILOVER` and
+   * wait until it reports itself primary. A manual failover gives up by
+   * itself after a few seconds when the old primary or the votes are slow
+   * (a busy machine): it is asked again, up to four times.
+   */
+  failover(replica: number): Promise<void>;
   /** Wait until every running node agrees the cluster is healthy (see the module doc). */
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** Stop every node and remove their directories. Safe to call twice. */
@@ -117,6 +126,27 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
         if (Date.now() > deadline) throw new Error(`no replica of the primary on port ${port} within ${timeoutMs} ms`);
         await sleep(50);
       }
+    },
+    cliAsync(port, ...args) {
+      return new Promise((resolve, reject) => {
+        execFile(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 20_000 }, (error, stdout, stderr) => {
+          if (error) reject(new Error(`redis-cli -p ${port} ${args.join(" ")} failed: ${stderr}${error.message}`));
+          else resolve(stdout);
+        });
+      });
+    },
+    async failover(replica) {
+      const isPrimary = async () => (await cluster.cliAsync(replica, "ROLE")).startsWith("master");
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const reply = (await cluster.cliAsync(replica, "CLUSTER", "FAILOVER")).trim();
+        if (reply !== "OK") throw new Error(`CLUSTER FAILOVER on ${replica}: ${reply}`);
+        const deadline = Date.now() + 7000;
+        while (Date.now() < deadline) {
+          if (await isPrimary()) return;
+          await sleep(50);
+        }
+      }
+      throw new Error(`the replica on ${replica} was not promoted after four CLUSTER FAILOVER attempts`);
     },
     async waitHealthy(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
