@@ -14,16 +14,21 @@
  * the allowance (`--heap-mb`, default 16).
  */
 import process from "node:process";
-import { type RedisClient, connect } from "../resp/client.ts";
-import { type ClusterClient, connectCluster } from "../resp/cluster.ts";
-import type { RedisLike } from "../resp/types.ts";
-import { coalesce, type CoalesceStrategy } from "../strategies/coalesce.ts";
-import { jitter } from "../strategies/jitter.ts";
-import { lease } from "../strategies/lease.ts";
-import { limit } from "../strategies/limit.ts";
-import { type Cache, pipeline } from "../strategies/pipeline.ts";
-import { swr } from "../strategies/swr.ts";
-import { xfetch } from "../strategies/xfetch.ts";
+import {
+  type Cache,
+  type ClusterClient,
+  coalesce,
+  type CoalesceStrategy,
+  connect,
+  connectCluster,
+  jitter,
+  lease,
+  limit,
+  pipeline,
+  type RedisClient,
+  swr,
+  xfetch,
+} from "../mod.ts";
 import { startCluster } from "../test/support/redis-cluster.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 
@@ -67,7 +72,7 @@ interface Side {
   coalesce: CoalesceStrategy;
 }
 
-function side(redis: RedisLike & (RedisClient | ClusterClient)): Side {
+function side(redis: RedisClient | ClusterClient): Side {
   const c = coalesce();
   const cache = pipeline<{ id: number; body: string }>(
     // Hot keys outlive their TTL many times over (stale serves, early
