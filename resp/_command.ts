@@ -2,7 +2,7 @@
  * One command's life: queued, written, settled. Kept as a plain class with
  * fixed fields so the hot path allocates one object and one promise per call.
  */
-import type { Deadline } from "./_deadlines.ts";
+import type { Deadline, Deadlines } from "./_deadlines.ts";
 import type { Arg, Reply, ReplyMap } from "./types.ts";
 
 export const QUEUED = 0;
@@ -12,6 +12,9 @@ export const SETTLED = 2;
 export class Command implements Deadline {
   state = QUEUED;
   deadline = Infinity;
+  heapIndex = -1;
+  /** The heap holding this command's deadline, so settling takes it out. */
+  deadlines: Deadlines<Command> | undefined = undefined;
   issuedAt = 0;
   /** Replies still expected: SUBSCRIBE a b c gets one confirmation per channel. */
   expect = 1;
@@ -38,6 +41,7 @@ export class Command implements Deadline {
 
   #finish(): void {
     this.state = SETTLED;
+    if (this.heapIndex >= 0) this.deadlines!.remove(this);
     if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort);
   }
 }

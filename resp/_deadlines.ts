@@ -7,11 +7,14 @@ import { clearTimeout, setTimeout } from "node:timers";
  * times slower than v5; this costs one heap push per timed command and
  * nothing for commands without a timeout.
  *
- * Settled items are not removed eagerly: they are skipped when they reach the
- * top (`isDue` decides), which keeps the hot path free of heap deletions.
+ * Items record their position (`heapIndex`) so a command answered long
+ * before its deadline leaves the heap at once: otherwise every answered
+ * command (its arguments, its reply) would stay reachable until its deadline.
  */
 export interface Deadline {
   deadline: number;
+  /** Position in the heap, or -1 when not in it. Maintained by {@linkcode Deadlines}. */
+  heapIndex: number;
 }
 
 export class Deadlines<T extends Deadline> {
@@ -30,21 +33,28 @@ export class Deadlines<T extends Deadline> {
   }
 
   add(item: T): void {
-    const heap = this.#heap;
-    let i = heap.push(item) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = heap[parent]!;
-      if (p.deadline <= item.deadline) break;
-      heap[i] = p;
-      i = parent;
-    }
-    heap[i] = item;
+    item.heapIndex = this.#heap.push(item) - 1;
+    this.#up(item.heapIndex);
     if (item.deadline < this.#armedFor) this.#arm(item.deadline);
+  }
+
+  /** Take `item` out (it was settled before its deadline). The timer stays armed; firing early for nothing is cheaper than re-arming. */
+  remove(item: T): void {
+    const i = item.heapIndex;
+    if (i < 0) return;
+    item.heapIndex = -1;
+    const heap = this.#heap;
+    const last = heap.pop()!;
+    if (i === heap.length) return;
+    heap[i] = last;
+    last.heapIndex = i;
+    this.#down(i);
+    this.#up(last.heapIndex);
   }
 
   /** Forget every item and the timer. */
   clear(): void {
+    for (const item of this.#heap) item.heapIndex = -1;
     this.#heap.length = 0;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -64,28 +74,45 @@ export class Deadlines<T extends Deadline> {
     this.#armedFor = Infinity;
     const now = Date.now();
     const heap = this.#heap;
-    while (heap.length > 0 && heap[0]!.deadline <= now) this.#onDue(this.#pop());
+    while (heap.length > 0 && heap[0]!.deadline <= now) {
+      const top = heap[0]!;
+      this.remove(top);
+      this.#onDue(top);
+    }
     if (heap.length > 0) this.#arm(heap[0]!.deadline);
   }
 
-  #pop(): T {
+  #up(i: number): void {
     const heap = this.#heap;
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    const n = heap.length;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && heap[r]!.deadline < heap[l]!.deadline ? r : l;
-        if (heap[c]!.deadline >= last.deadline) break;
-        heap[i] = heap[c]!;
-        i = c;
-      }
-      heap[i] = last;
+    const item = heap[i]!;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent]!;
+      if (p.deadline <= item.deadline) break;
+      heap[i] = p;
+      p.heapIndex = i;
+      i = parent;
     }
-    return top;
+    heap[i] = item;
+    item.heapIndex = i;
+  }
+
+  #down(i: number): void {
+    const heap = this.#heap;
+    const n = heap.length;
+    const item = heap[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && heap[r]!.deadline < heap[l]!.deadline ? r : l;
+      const child = heap[c]!;
+      if (child.deadline >= item.deadline) break;
+      heap[i] = child;
+      child.heapIndex = i;
+      i = c;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { Socket } from "node:net";
 import { Command, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
+import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { Fifo } from "./_fifo.ts";
 import { describeTarget, openSocket } from "./connection.ts";
@@ -64,6 +65,9 @@ export class RedisClient implements RedisLike {
   #deadlines = new Deadlines<Command>((c) => this.#expire(c));
   #push = new Set<PushListener>();
   #channels = new Map<string, Set<string>>();
+  /** RESP2 only: a subscribed connection receives messages as plain arrays. */
+  #subscribed2 = false;
+  #writes = 0;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
   /** Settles when the first connection is ready or has failed. */
@@ -94,6 +98,21 @@ export class RedisClient implements RedisLike {
     return this.#unsent.length + this.#written.length;
   }
 
+  /** Commands issued and not yet written: waiting for the next tick, for `drain` (backpressure) or for a reconnect. */
+  get queued(): number {
+    return this.#unsent.length;
+  }
+
+  /** Commands whose timeout is still being watched (answered ones leave at once). */
+  get watchedDeadlines(): number {
+    return this.#deadlines.size;
+  }
+
+  /** Socket writes made so far; each carries every command issued in one tick. */
+  get writes(): number {
+    return this.#writes;
+  }
+
   /**
    * Send one command and resolve with its reply. A server error rejects with
    * `RedisReplyError`; a timeout with `TimeoutError`; an abort with
@@ -116,7 +135,7 @@ export class RedisClient implements RedisLike {
     if (this.#closing || this.#closed) {
       return Promise.reject(new ConnectionError("The client is closed"));
     }
-    if (!this.#connected && this.#unsent.length >= this.#o.offlineQueue) {
+    if (!this.#connected && this.#unsent.length >= this.#o.offlineQueue && this.#compactUnsent() >= this.#o.offlineQueue) {
       return Promise.reject(
         this.#o.offlineQueue === 0
           ? new ConnectionError(`Not connected to ${describeTarget(this.#o)}`, { cause: this.#lastError })
@@ -137,11 +156,15 @@ export class RedisClient implements RedisLike {
     if (timeoutMs > 0 || !this.#connected) cmd.issuedAt = Date.now();
     if (timeoutMs > 0) {
       cmd.deadline = cmd.issuedAt + timeoutMs;
+      cmd.deadlines = this.#deadlines;
       this.#deadlines.add(cmd);
     }
     if (signal !== undefined) {
       cmd.signal = signal;
-      cmd.onAbort = () => cmd.fail(signal.reason);
+      cmd.onAbort = () => {
+        cmd.fail(signal.reason);
+        this.#maybeIdle();
+      };
       signal.addEventListener("abort", cmd.onAbort, { once: true });
     }
     this.#unsent.push(cmd);
@@ -167,8 +190,13 @@ export class RedisClient implements RedisLike {
     if (this.#closedPromise) return this.#closedPromise;
     this.#closing = true;
     this.#closedPromise = (async () => {
-      if (this.pending > 0 && (this.#connected || this.#reconnectTimer !== undefined)) {
-        await new Promise<void>((resolve) => (this.#idle = resolve));
+      if (!this.#closed) {
+        // Settled by the last reply, by timeouts, or by #shutdown when the
+        // connection drops meanwhile (or destroy() is called).
+        await new Promise<void>((resolve) => {
+          this.#idle = resolve;
+          this.#maybeIdle();
+        });
       }
       this.#shutdown(new ConnectionError("The client is closed"));
     })();
@@ -192,12 +220,27 @@ export class RedisClient implements RedisLike {
     socket?.destroy();
     this.#failAll(error);
     this.#deadlines.clear();
+    const idle = this.#idle;
+    this.#idle = undefined;
+    idle?.();
+  }
+
+  /** Drop settled commands from the unsent list and return how many live ones remain. */
+  #compactUnsent(): number {
+    this.#unsent = this.#unsent.filter((c) => c.state === QUEUED);
+    return this.#unsent.length;
   }
 
   // Subscriptions are remembered so a reconnect can restore them: without
   // that, a lease waiter would silently fall back to polling forever.
   #track(cmd: Command): void {
-    const name = typeof cmd.args[0] === "string" ? cmd.args[0].toLowerCase() : "";
+    const first = cmd.args[0];
+    // Cheap screen before lowercasing: every (un)subscribe verb is 9 to 12
+    // characters long and starts with s, p or u (any case).
+    if (typeof first !== "string" || first.length < 9 || first.length > 12) return;
+    const c0 = first.charCodeAt(0) | 0x20;
+    if (c0 !== 0x73 && c0 !== 0x70 && c0 !== 0x75) return;
+    const name = first.toLowerCase();
     if (!SUBSCRIBE_KINDS.has(name)) return;
     cmd.expect = Math.max(1, cmd.args.length - 1);
     const base = name.replace(/^un/, "");
@@ -209,6 +252,7 @@ export class RedisClient implements RedisLike {
       else set.add(c);
     }
     if (name.startsWith("un") && cmd.args.length === 1) set.clear();
+    if (this.#o.resp === 2) this.#subscribed2 = [...this.#channels.values()].some((c) => c.size > 0);
   }
 
   readonly #flush = (): void => {
@@ -224,18 +268,16 @@ export class RedisClient implements RedisLike {
       const cmd = unsent[i]!;
       // A command that timed out or was aborted before its write is never written.
       if (cmd.state !== QUEUED) continue;
-      try {
-        writer.push(cmd.args);
-      } catch (error) {
-        // send() checked the types; this is the encoder's last word (an integer it cannot write exactly).
-        cmd.fail(error);
-        continue;
-      }
+      writer.push(cmd.args);
       cmd.state = WRITTEN;
       if (written.length === 0) this.#decoder.buffers = cmd.buffers;
       written.push(cmd);
     }
-    if (writer.length === 0) return;
+    if (writer.length === 0) {
+      this.#maybeIdle();
+      return;
+    }
+    this.#writes++;
     if (!socket.write(writer.take())) this.#blocked = true;
   };
 
@@ -254,15 +296,15 @@ export class RedisClient implements RedisLike {
   }
 
   #onReply(value: Reply, attribute: ReplyMap | undefined): void {
-    const cmd = this.#written.peek();
-    if (cmd === undefined) {
-      // RESP2 pub/sub: messages arrive as ordinary arrays on a subscribed connection.
-      if (Array.isArray(value) && typeof value[0] === "string" && MESSAGE_KINDS.has(value[0])) {
-        this.#onPush(value);
-        return;
-      }
-      throw new ProtocolError("Reply received with no command waiting for it", -1);
+    // RESP2 pub/sub: a subscribed connection receives messages as ordinary
+    // arrays, interleaved with the replies to (un)subscribe commands; they
+    // must never be matched to the command at the head of the queue.
+    if (this.#subscribed2 && Array.isArray(value) && typeof value[0] === "string" && MESSAGE_KINDS.has(value[0])) {
+      this.#onPush(value);
+      return;
     }
+    const cmd = this.#written.peek();
+    if (cmd === undefined) throw new ProtocolError("Reply received with no command waiting for it", -1);
     if (cmd.expect > 1 && Array.isArray(value)) {
       cmd.expect--;
       return;
@@ -437,10 +479,7 @@ export class RedisClient implements RedisLike {
 
   #scheduleReconnect(): void {
     if (this.#closed || this.#o.reconnect === false) return;
-    const { minMs, maxMs } = this.#o.reconnect;
-    const ceiling = Math.min(maxMs, minMs * 2 ** Math.min(this.#attempt++, 30));
-    // Jitter over [ceiling/2, ceiling]: clients that lost the same server must not return in step.
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    const delay = reconnectDelay(this.#attempt++, this.#o.reconnect, Math.random);
     this.#startOfflineSweep();
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined;

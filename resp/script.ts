@@ -59,6 +59,10 @@ export class Script {
       return await redis.send(["EVALSHA", this.sha, keys.length, ...keys, ...args], options);
     } catch (error) {
       if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
+      // The server lost its scripts (SCRIPT FLUSH, failover). Runs issued
+      // from here on follow this EVAL on the connection, so EVALSHA is safe
+      // for them; commands issued between the failed EVALSHA and this retry
+      // have already run, so the retried script runs after them.
       return redis.send(["EVAL", this.lua, keys.length, ...keys, ...args], options);
     }
   }

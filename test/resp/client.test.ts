@@ -4,6 +4,7 @@ import { connect, ConnectionError, RedisClient, RedisReplyError, TimeoutError } 
 import { startRedis, type RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";
+import { reconnectDelay } from "../../resp/_backoff.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
 
@@ -62,10 +63,14 @@ wire("every command issued in the same tick leaves in one write, in order", asyn
     const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => redis.send(["ECHO", String(i)])));
     assert.equal(replies, Array.from({ length: 200 }, (_, i) => String(i)));
     assert.is(proxy.clientChunks.length, 1, "one write for 200 commands");
+    const writes = redis.writes;
+    await Promise.all(Array.from({ length: 200 }, (_, i) => redis.send(["ECHO", String(i)])));
+    assert.is(redis.writes - writes, 1, "the client itself made one socket write");
     // A lone command is written on its own, without waiting for company.
     proxy.clientChunks.length = 0;
     assert.is(await redis.send(["ECHO", "alone"]), "alone");
     assert.is(proxy.clientChunks.length, 1);
+    assert.is(redis.writes - writes, 2);
   } finally {
     redis.destroy();
   }
@@ -79,7 +84,12 @@ wire("backpressure: commands wait for drain when the socket is full, then all re
     // 16 MiB cannot fit the socket buffers while the proxy reads nothing.
     const sets = Array.from({ length: 16 }, (_, i) => redis.send(["SET", `big${i}`, big]));
     await new Promise((r) => setTimeout(r, 20));
+    const writes = redis.writes;
     const after = Array.from({ length: 100 }, (_, i) => redis.send(["ECHO", String(i)]));
+    await new Promise((r) => setTimeout(r, 20));
+    // write() returned false: the client holds later commands until drain instead of piling them on the socket.
+    assert.is(redis.queued, 100);
+    assert.is(redis.writes, writes);
     proxy.resume();
     assert.equal(await Promise.all(sets), Array(16).fill("OK"));
     assert.equal(await Promise.all(after), Array.from({ length: 100 }, (_, i) => String(i)));
@@ -173,6 +183,70 @@ wire("close() waits for pending replies; destroy() rejects them", async ({ proxy
   b.destroy();
   await rejects(() => lost, ConnectionError, "destroyed");
   proxy.releaseReplies();
+});
+
+wire("RESP2 pub/sub: a message arriving before a SUBSCRIBE confirmation goes to listeners, not to that command", async ({ server, proxy }) => {
+  const sub = await connect(proxy.url);
+  const pub = await connect(server.url);
+  try {
+    const got: unknown[] = [];
+    sub.onPush((p) => got.push(p));
+    assert.equal(await sub.send(["SUBSCRIBE", "a"]), ["subscribe", "a", 1]);
+    proxy.holdReplies();
+    assert.is(await pub.send(["PUBLISH", "a", "first"]), 1);
+    const second = sub.send(["SUBSCRIBE", "b"]);
+    await until(() => sub.writes >= 2);
+    await new Promise((r) => setTimeout(r, 20));
+    // Held in order: the message, then the confirmation of SUBSCRIBE b.
+    proxy.releaseReplies();
+    assert.equal(await second, ["subscribe", "b", 2]);
+    assert.equal(got, [["message", "a", "first"]]);
+    assert.ok(sub.connected);
+  } finally {
+    sub.destroy();
+    pub.destroy();
+  }
+});
+
+wire("close() settles when the connection drops or destroy() is called while it waits", async ({ proxy }) => {
+  for (const end of ["cut", "destroy"] as const) {
+    const c = await connect({ url: proxy.url, reconnect: { minMs: 10, maxMs: 20 } });
+    proxy.holdReplies();
+    const pending = c.send(["ECHO", "x"]).catch((e: Error) => e);
+    await until(() => c.writes > 0);
+    const closed = c.close();
+    if (end === "cut") proxy.cut();
+    else c.destroy();
+    await closed;
+    assert.instance(await pending, ConnectionError);
+    proxy.releaseReplies();
+  }
+});
+
+wire("close() waits out a command aborted while queued, instead of hanging on it", async ({ server }) => {
+  const c = await connect({ url: server.url, offlineTimeoutMs: 0, reconnect: { minMs: 10, maxMs: 20 } });
+  await server.kill();
+  await until(() => !c.connected);
+  const controller = new AbortController();
+  const queued = c.send(["PING"], { signal: controller.signal }).catch((e: Error) => e);
+  const closed = c.close();
+  controller.abort(new Error("left"));
+  await closed;
+  assert.is(((await queued) as Error).message, "left");
+  await server.restart();
+});
+
+wire("an answered command leaves the deadline heap at once (its reply is not kept alive until its deadline)", async ({ proxy }) => {
+  const c = await connect({ url: proxy.url, commandTimeoutMs: 60_000 });
+  await Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
+  assert.is(c.watchedDeadlines, 0);
+  c.destroy();
+});
+
+test("reconnect backoff: capped exponential with jitter over the upper half", () => {
+  const limits = { minMs: 50, maxMs: 2000 };
+  assert.equal([0, 1, 2, 5, 6, 40].map((a) => reconnectDelay(a, limits, () => 0)), [25, 50, 100, 800, 1000, 1000]);
+  assert.equal([0, 1, 2, 5, 6, 40].map((a) => reconnectDelay(a, limits, () => 1)), [50, 100, 200, 1600, 2000, 2000]);
 });
 
 test.run();

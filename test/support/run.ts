@@ -37,7 +37,15 @@ for (const file of files) {
   g.UVU_QUEUE.push([relative(root, file)]);
   await import(pathToFileURL(file).href);
 }
+// uvu has no per-test timeout: a test that hangs must fail the run, not stall CI.
+const limitMs = Number(process.env.HERDLESS_TEST_LIMIT_MS ?? 10 * 60_000);
+const watchdog = setTimeout(() => {
+  console.error(`\ntest run exceeded ${limitMs} ms: a test hangs`);
+  process.exit(1);
+}, limitMs);
+watchdog.unref?.();
 await uvu.exec();
+clearTimeout(watchdog);
 // Suites close their servers in after-hooks; anything still open (a leaked
 // socket) must not keep CI waiting forever.
 const code = process.exitCode ?? 0;
