@@ -58,9 +58,9 @@ function heapNow(): number {
   return process.memoryUsage().heapUsed;
 }
 
-// The client's deadline heap drops a settled command only when its deadline
-// passes (no deletion on the hot path), so for `commandTimeoutMs` after a
-// burst the commands it sent are still reachable. Measure after that.
+// Measure once every timer the last calls armed (command deadlines, lease
+// polls, background refreshes) has had time to fire: anything still reachable
+// then is retained, not merely in flight.
 async function settleHeap(): Promise<number> {
   await new Promise((r) => setTimeout(r, COMMAND_TIMEOUT_MS + 300));
   return heapNow();
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   );
   console.log(`  heap ${gc ? "after GC" : "(no GC available: run with --expose-gc)"}: before ${mb(heapBefore)}, after ${mb(heapAfter)}, change ${mb(heapAfter - heapBefore)}`);
   console.log(`  heap after each tenth of the run: ${rounds.map((h) => (h / 2 ** 20).toFixed(1)).join(" ")} MiB`);
-  console.log(`  heap right after the last get, before command deadlines lapse: ${mb(busy)}`);
+  console.log(`  heap right after the last get (calls settled, timers not yet fired): ${mb(busy)}`);
   let ok = heapAfter - heapBefore <= HEAP_ALLOWANCE || gc === undefined;
   for (const [name, value] of Object.entries(after)) {
     const back = value === before[name];
