@@ -376,10 +376,10 @@ export class ClusterClient implements RedisLike {
   #open(address: NodeAddress, resp: 2 | 3): Node {
     const client = new RedisClient({ ...this.#o.node, host: address.host, port: address.port, resp, offlineQueue: 0 });
     const node: Node = { address, client, failed: false };
-    client.ready.catch(() => {
-      node.failed = true;
-      this.#requestRefresh();
-    });
+    // A failed first attempt is not a reason to re-read the map by itself:
+    // a command that needs this node asks for that while it waits, and an
+    // idle client must not probe a dead node forever.
+    client.ready.catch(() => (node.failed = true));
     return node;
   }
 
