@@ -5,12 +5,11 @@
  *
  * @module
  */
-import type { Socket } from "node:net";
 import { Command, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
 import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { Fifo } from "./_fifo.ts";
-import { describeTarget, openSocket } from "./connection.ts";
+import { describeTarget, openTransport, type Transport } from "./connection.ts";
 import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError, TimeoutError } from "./errors.ts";
@@ -47,7 +46,7 @@ export async function connect(target?: string | ConnectOptions): Promise<RedisCl
 /** A connection to one Redis server. Create it with {@linkcode connect}. */
 export class RedisClient implements RedisLike {
   readonly #o: ResolvedOptions;
-  #socket: Socket | undefined;
+  #socket: Transport | undefined;
   #connected = false;
   #closing = false;
   #closed = false;
@@ -352,9 +351,26 @@ export class RedisClient implements RedisLike {
   }
 
   async #open(first: boolean): Promise<void> {
-    let socket: Socket;
+    let socket: Transport | undefined;
+    let transport: Transport;
     try {
-      socket = await openSocket(this.#o);
+      transport = await openTransport(this.#o, {
+        data: (chunk) => {
+          try {
+            this.#decoder.feed(chunk);
+          } catch (error) {
+            socket?.destroy(error as Error);
+          }
+        },
+        drain: () => {
+          this.#blocked = false;
+          this.#flush();
+        },
+        close: (error) => {
+          if (error !== undefined) this.#lastError = error;
+          if (socket !== undefined) this.#onClose(socket);
+        },
+      });
     } catch (error) {
       this.#lastError = error;
       if (first) {
@@ -364,25 +380,13 @@ export class RedisClient implements RedisLike {
       this.#scheduleReconnect();
       return;
     }
+    socket = transport;
     if (this.#closed) {
       socket.destroy();
       return;
     }
     this.#socket = socket;
     this.#decoder = this.#newDecoder();
-    socket.on("data", (chunk: Uint8Array) => {
-      try {
-        this.#decoder.feed(chunk);
-      } catch (error) {
-        socket.destroy(error as Error);
-      }
-    });
-    socket.on("drain", () => {
-      this.#blocked = false;
-      this.#flush();
-    });
-    socket.on("error", (error) => (this.#lastError = error));
-    socket.on("close", () => this.#onClose(socket));
     try {
       await this.#handshake(socket);
     } catch (cause) {
@@ -406,7 +410,7 @@ export class RedisClient implements RedisLike {
     this.#flush();
   }
 
-  async #handshake(socket: Socket): Promise<void> {
+  async #handshake(socket: Transport): Promise<void> {
     const o = this.#o;
     const steps: Arg[][] = [];
     if (o.resp === 3) {
@@ -447,7 +451,7 @@ export class RedisClient implements RedisLike {
     }
   }
 
-  #onClose(socket: Socket): void {
+  #onClose(socket: Transport): void {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
     this.#connected = false;

@@ -1,6 +1,9 @@
 /**
- * Opening one socket to Redis: TCP, TLS or unix, with a connect timeout and
- * TCP_NODELAY (Nagle's delay would hold back every pipelined write).
+ * Opening one connection to Redis: TCP, TLS or unix, with a connect timeout
+ * and TCP_NODELAY (Nagle's delay would hold back every pipelined write),
+ * behind the small {@linkcode Transport} the client writes to. Under Bun a
+ * plain TCP or unix connection uses `Bun.connect`, which measured faster than
+ * Bun's node:net there (bench/README.md); TLS keeps node:tls everywhere.
  *
  * @module
  */
@@ -8,6 +11,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { ConnectionError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
+import { openBunTransport } from "./_bun_transport.ts";
 
 /** Where the socket goes, for error messages. */
 export function describeTarget(o: ResolvedOptions): string {
@@ -58,4 +62,41 @@ export function openSocket(o: ResolvedOptions): Promise<Socket> {
 
 function isIp(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(":");
+}
+
+/** What the client needs of a connection. */
+export interface Transport {
+  /** Queue bytes for the socket; `false` means "full: wait for `drain` before writing more". */
+  write(bytes: Uint8Array): boolean;
+  /** Close at once; `close` follows with `error` as its cause. */
+  destroy(error?: Error): void;
+}
+
+/** The connection's events. `close` comes exactly once, last. */
+export interface TransportEvents {
+  data(chunk: Uint8Array): void;
+  drain(): void;
+  close(error: Error | undefined): void;
+}
+
+/**
+ * Open a connection for the client. Rejects like {@linkcode openSocket};
+ * afterwards everything arrives through `events`.
+ */
+export async function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
+  const bun = (globalThis as { Bun?: unknown }).Bun;
+  if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events, describeTarget(o));
+  const socket = await openSocket(o);
+  let lastError: Error | undefined;
+  socket.on("data", events.data);
+  socket.on("drain", events.drain);
+  socket.on("error", (error) => (lastError = error));
+  socket.on("close", () => events.close(lastError));
+  return {
+    write: (bytes) => socket.write(bytes),
+    destroy: (error) => {
+      if (error !== undefined) lastError = error;
+      socket.destroy();
+    },
+  };
 }
