@@ -29,11 +29,16 @@ for (const file of files) {
   const total = new Map();
   let busy = 0;
   let idle = 0;
+  let program = 0;
   for (const [id, count] of counts) {
     const n = byId.get(id);
     const name = n.callFrame.functionName;
-    if (name === "(idle)" || name === "(program)") {
+    if (name === "(idle)") {
       idle += count;
+      continue;
+    }
+    if (name === "(program)") {
+      program += count;
       continue;
     }
     busy += count;
@@ -49,7 +54,11 @@ for (const file of files) {
     }
   }
   const pct = (c) => `${((c * 100) / busy).toFixed(1)}%`.padStart(6);
-  console.log(`\n${basename(file)}: ${busy} busy samples, ${((idle * 100) / (busy + idle)).toFixed(1)}% idle or (program)`);
+  const all = busy + idle + program;
+  console.log(
+    `\n${basename(file)}: ${busy} samples in JS or GC; of all samples ${((idle * 100) / all).toFixed(1)}% idle (waiting in the event loop), ` +
+      `${((program * 100) / all).toFixed(1)}% (program) (native work outside JS: syscalls, libuv, the rest of V8)`,
+  );
   console.log("  self   total  function");
   for (const [l, c] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     console.log(`${pct(c)} ${pct(total.get(l) ?? c)}  ${l}`);
