@@ -27,7 +27,8 @@ interface Flight {
  * Each caller keeps its own signal and timeout and may leave early; the
  * shared load's signal fires only once every caller waiting on it has gone.
  * The flight leaves the map when it settles, success or failure, so an error
- * is never served to later callers. Background refreshes pass through
+ * is never served to later callers; a caller who arrives once every caller
+ * of a flight has left starts a new flight rather than join the abandoned one. Background refreshes pass through
  * unshared (the cache runs at most one per key already).
  *
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
@@ -64,7 +65,11 @@ export function coalesce(): CoalesceStrategy {
         if (req.background) return next(req);
         const key = req.keys.data;
         let flight = flights.get(key);
-        if (flight === undefined) {
+        // A flight whose callers all left is aborted but stays in the map
+        // until its loader unwinds (a lease release is one more round trip);
+        // joining it would hand this caller another caller's abort reason.
+        // Start a new flight instead; the old one's leave() spares it.
+        if (flight === undefined || flight.controller.signal.aborted) {
           const controller = new AbortController();
           const promise = next({ ...req, signal: controller.signal });
           const created: Flight = { promise, controller, callers: 0 };

@@ -8,7 +8,7 @@ import { pipeline } from "../../strategies/pipeline.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/_types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects } from "./_helpers.ts";
+import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
 
 let server: RedisServer;
 let redis: RedisClient;
@@ -70,6 +70,45 @@ Coalesce("coalesce() lets each caller leave on its own signal or timeout; the lo
   await cache.close();
   assert.is(strategy.size, 0);
   assert.is(o.calls, 1);
+});
+
+Coalesce("a caller arriving after every caller of a flight left starts a new flight instead of inheriting their error", async () => {
+  const ev = events();
+  const strategy = coalesce();
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const unwind = deferred();
+  const second = deferred();
+  let calls = 0;
+  const load = async ({ signal }: { signal: AbortSignal }) => {
+    const call = ++calls;
+    if (call === 1) {
+      // Obeys its signal, but unwinds slowly (as a lease release round trip does).
+      await unwind.promise;
+      throw signal.reason;
+    }
+    await second.promise;
+    return `load ${call}`;
+  };
+  const a = cache.get("k", load, { timeoutMs: 50 });
+  await ev.reach("load-start", 1);
+  await rejects(() => a, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (50 ms)`);
+  assert.is(strategy.size, 1, "the abandoned flight is still unwinding");
+  // B has no deadline of its own: it must never receive A's TimeoutError.
+  const b = cache.get("k", load).catch((e: unknown) => e);
+  await ev.reach(["coalesced", "load-start"], 2);
+  assert.is(calls, 2, "B joined the abandoned flight instead of starting its own");
+  // The abandoned flight settles; its exit must not drop B's flight from the map.
+  unwind.resolve();
+  await ev.reach("load-end", 1);
+  await tick(); // The rest of its unwinding is microtasks: done after one macrotask.
+  assert.is(strategy.size, 1);
+  const c = cache.get("k", load);
+  await ev.reach(["coalesced", "load-start"], 3);
+  assert.equal([calls, cache.stats().coalesced], [2, 1], "C joins B's flight");
+  second.resolve();
+  assert.equal(await Promise.all([b, c]), ["load 2", "load 2"]);
+  assert.is(strategy.size, 0);
+  await cache.close();
 });
 
 Coalesce("coalesce() hands a failure to every joined caller, then forgets it", async () => {
