@@ -39,8 +39,6 @@ export {
   type ReplyMap,
   Script,
   type SendOptions,
-} from "./resp/mod.ts";
-export {
   ClusterClient,
   type ClusterOptions,
   type ClusterStats,
@@ -48,4 +46,4 @@ export {
   CrossSlotError,
   isCrossSlotError,
   keySlot,
-} from "./resp/cluster.ts";
+} from "./resp/mod.ts";

@@ -29,3 +29,5 @@ export {
   TimeoutError,
 } from "./errors.ts";
 export type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
+export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
+export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
