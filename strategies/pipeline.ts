@@ -98,11 +98,18 @@ export interface Cache<T> {
   keys(identity: Identity): Keys;
   /** A copy of the counters. */
   stats(): CacheStats;
-  /** Refuse new calls, wait for loads and background refreshes still running, then release subscriptions. The Redis connection stays open. */
+  /**
+   * Refuse new calls, wait for the calls already running (one still reading
+   * its entry then starts no load and no refresh: a miss rejects as closed, or
+   * gets its stale-if-error value) and for the loads and background refreshes
+   * they started, then release subscriptions. Nothing starts after it
+   * resolves. The Redis connection stays open.
+   */
   close(): Promise<void>;
 }
 
 const MISS: Verdict = { kind: "miss" };
+const closedError = () => new Error("Cannot get: the cache is closed");
 const HIT: Verdict = { kind: "hit" };
 const joined = new WeakSet<Strategy>();
 
@@ -155,6 +162,9 @@ class PipelineCache<T> implements Cache<T> {
   readonly #publisher: Publisher;
   readonly #background: Background;
   #closing: Promise<void> | undefined;
+  /** Gets between their entry and their return; close() waits for them. */
+  #active = 0;
+  #idle: (() => void) | undefined;
 
   constructor(options: PipelineOptions<T>, strategies: Strategy[]) {
     const o = optionsObject<PipelineOptions<T>>("create pipeline", options);
@@ -224,26 +234,34 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   async get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
-    if (this.#closing !== undefined) throw new Error("Cannot get: the cache is closed");
-    func("get", "loader", loader);
-    const o = optionsObject<GetOptions>("get", options);
-    const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt("get", "timeoutMs", o.timeoutMs);
-    let ttlMs = this.#ttlMs;
-    if (o.ttlMs !== undefined) {
-      ttlMs = positiveInt("get", "ttlMs", o.ttlMs);
-      for (const s of this.#strategies) s.checkTtl?.(ttlMs);
-    }
-    const keys = this.keys(identity);
-    const scope = new CallScope(keys.data, o.signal, timeoutMs);
+    if (this.#closing !== undefined) throw closedError();
+    // Counted from its entry, not from its fill: close() must also wait for
+    // a get still reading, or that get would load or refresh after close()
+    // resolved.
+    this.#active++;
     try {
-      return (await this.#get(keys, identity, loader as Loader<unknown>, ttlMs, scope.signal)) as T;
-    } catch (error) {
-      if (error === scope.timedOut && timeoutMs !== undefined) {
-        this.#rec.emit({ type: "timeout", key: keys.data, waitedMs: timeoutMs });
+      func("get", "loader", loader);
+      const o = optionsObject<GetOptions>("get", options);
+      const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt("get", "timeoutMs", o.timeoutMs);
+      let ttlMs = this.#ttlMs;
+      if (o.ttlMs !== undefined) {
+        ttlMs = positiveInt("get", "ttlMs", o.ttlMs);
+        for (const s of this.#strategies) s.checkTtl?.(ttlMs);
       }
-      throw error;
+      const keys = this.keys(identity);
+      const scope = new CallScope(keys.data, o.signal, timeoutMs);
+      try {
+        return (await this.#get(keys, identity, loader as Loader<unknown>, ttlMs, scope.signal)) as T;
+      } catch (error) {
+        if (error === scope.timedOut && timeoutMs !== undefined) {
+          this.#rec.emit({ type: "timeout", key: keys.data, waitedMs: timeoutMs });
+        }
+        throw error;
+      } finally {
+        scope.dispose();
+      }
     } finally {
-      scope.dispose();
+      if (--this.#active === 0) this.#idle?.();
     }
   }
 
@@ -256,12 +274,15 @@ class PipelineCache<T> implements Cache<T> {
       if (verdict.kind === "stale") this.#rec.emit({ type: "stale", key });
       else this.#rec.emit({ type: "hit", key });
       if (verdict.kind === "refresh") this.#rec.emit({ type: "early-refresh", key });
-      if (verdict.kind !== "hit") this.#refresh(keys, identity, loader, ttlMs, entry);
+      // A cache that is closing starts no refresh: close() may be about to resolve.
+      if (verdict.kind !== "hit" && this.#closing === undefined) this.#refresh(keys, identity, loader, ttlMs, entry);
       return entry.value;
     }
     this.#rec.emit({ type: "miss", key });
     const req = request({ keys, identity, ttlMs, signal, background: false, seen: entry }, loader);
     try {
+      // A get that read while close() was called loads nothing (stale-if-error still applies).
+      if (this.#closing !== undefined) throw closedError();
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
       return await race(this.#background.track(this.#fill(req)), signal);
@@ -300,7 +321,11 @@ class PipelineCache<T> implements Cache<T> {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // New gets are refused from here on; what runs finishes and publishes.
+      // New gets are refused from here on. Gets already running finish
+      // first: one still reading starts no load or refresh now, and the
+      // loads and refreshes started before are tracked, so the drain that
+      // follows sees every one of them; what runs finishes and publishes.
+      if (this.#active > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       await this.#background.drain();
       await Promise.all(this.#strategies.map((s) => s.close?.()));
     })();

@@ -11,7 +11,7 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/_types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects } from "./_helpers.ts";
+import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
 
 let server: RedisServer;
 let redis: RedisClient;
@@ -302,6 +302,63 @@ Pipeline("close() refuses new gets and waits for a load whose caller left", asyn
   hold.resolve();
   await closing;
   assert.ok(String(await redis.send(["GET", cache.keys("orphan").data])).endsWith(`"kept"`));
+});
+
+/** `redis`, except that the first GET is held until `gate` resolves; `reading` resolves when it is. */
+function holdFirstGet(gate: Promise<void>) {
+  const reading = deferred();
+  let held = false;
+  const adapter = {
+    send(args: readonly Arg[], options?: SendOptions) {
+      if (held || args[0] !== "GET") return redis.send(args, options);
+      held = true;
+      reading.resolve();
+      return gate.then(() => redis.send(args, options));
+    },
+  };
+  return { adapter, reading: reading.promise };
+}
+
+Pipeline("close() waits for a get still in its read phase, which then starts no load", async () => {
+  const gate = deferred();
+  const { adapter, reading } = holdFirstGet(gate.promise);
+  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() });
+  const o = origin(() => "loaded after close");
+  const call = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
+  await reading;
+  let closed = false;
+  const closing = cache.close().then(() => (closed = true));
+  await tick();
+  const closedWhileReading = closed;
+  gate.resolve();
+  await closing;
+  const result = await call;
+  assert.is(o.calls, 0, "a load started after close()");
+  assert.is(await redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
+  assert.ok("e" in result && (result.e as Error).message === "Cannot get: the cache is closed", `the get gave ${JSON.stringify(result)}`);
+  assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
+});
+
+Pipeline("close() waits for a get still in its read phase, which then starts no background refresh", async () => {
+  const gate = deferred();
+  const { adapter, reading } = holdFirstGet(gate.promise);
+  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, swr({ staleMs: 60_000 }));
+  const data = cache.keys("k").data;
+  // Past its fresh window, well inside its stale one: served stale and refreshed.
+  await redis.send(["SET", data, `hl1;v;60000;0;0;"stale"`, "PX", 30_000]);
+  const o = origin(() => "refreshed after close");
+  const call = cache.get("k", o.load);
+  await reading;
+  let closed = false;
+  const closing = cache.close().then(() => (closed = true));
+  await tick();
+  const closedWhileReading = closed;
+  gate.resolve();
+  await closing;
+  assert.is(await call, "stale");
+  assert.is(o.calls, 0, "a refresh started after close()");
+  assert.equal([cache.stats().stale, cache.stats().loads], [1, 0]);
+  assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
 });
 
 Pipeline.run();
