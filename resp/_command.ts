@@ -13,6 +13,8 @@ export class Command implements Deadline {
   state = QUEUED;
   deadline = Infinity;
   heapIndex = -1;
+  /** Its reply has been read off the connection (even if nobody was waiting any more). */
+  replied = false;
   /** The heap holding this command's deadline, so settling takes it out. */
   deadlines: Deadlines<Command> | undefined = undefined;
   issuedAt = 0;

@@ -67,6 +67,7 @@ export class RedisClient implements RedisLike {
   /** RESP2 only: a subscribed connection receives messages as plain arrays. */
   #subscribed2 = false;
   #writes = 0;
+  #overdue: Command | undefined;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
   /** Settles when the first connection is ready or has failed. */
@@ -282,9 +283,37 @@ export class RedisClient implements RedisLike {
 
   #expire(cmd: Command): void {
     if (cmd.state === SETTLED) return;
+    const written = cmd.state === WRITTEN;
     const waited = Date.now() - cmd.issuedAt;
     cmd.fail(new TimeoutError(`Command ${commandName(cmd)} timed out after ${waited} ms`, waited));
+    if (written) this.#watchOverdue(cmd);
     this.#maybeIdle();
+  }
+
+  // A reply nobody waits for still has to be read to keep replies in order,
+  // but a server that never finishes it (hung, or streaming an endless
+  // aggregate) would hold the connection and grow the decoder forever. Once
+  // a timed-out command's reply is overdue by its own timeout again (at
+  // least 1 s), the connection is reset: everything after it would wait
+  // behind it anyway.
+  #watchOverdue(cmd: Command): void {
+    if (this.#overdue !== undefined) return;
+    const socket = this.#socket;
+    this.#overdue = cmd;
+    const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
+    const timer = setTimeout(() => {
+      this.#overdue = undefined;
+      if (this.#socket !== socket || socket === undefined) return;
+      if (cmd.replied) {
+        const head = this.#written.peek();
+        if (head !== undefined && head.state === SETTLED) this.#watchOverdue(head);
+        return;
+      }
+      socket.destroy(
+        new ConnectionError(`Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`),
+      );
+    }, graceMs);
+    timer.unref?.();
   }
 
   #newDecoder(): Decoder {
@@ -309,6 +338,7 @@ export class RedisClient implements RedisLike {
       return;
     }
     this.#written.shift();
+    cmd.replied = true;
     this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
     if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
     if (value instanceof RedisReplyError) cmd.fail(value);
