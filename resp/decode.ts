@@ -54,7 +54,8 @@ export interface DecoderHandlers {
 
 /**
  * Limits of the {@linkcode Decoder}; each is checked before anything is
- * allocated, and breaking one is a `ProtocolError`.
+ * allocated, and breaking one is a `ProtocolError`. Within the limits,
+ * memory follows the bytes that have arrived, never a declared length.
  *
  * @example Tighter limits for an untrusted server
  * ```ts
@@ -69,7 +70,10 @@ export interface DecoderHandlers {
 export interface DecoderOptions {
   /**
    * Largest bulk string, verbatim string, blob error or streamed string
-   * accepted, in bytes (Redis' `proto-max-bulk-len`).
+   * accepted, in bytes (Redis' `proto-max-bulk-len`). A longer declared
+   * length is refused on its digits. An accepted one is not allocated up
+   * front: a payload cut across chunks holds at most
+   * max(64 KiB, 2 x its bytes received so far) until it is whole.
    * @default {536870912}
    */
   maxBulkBytes?: number;
@@ -107,12 +111,30 @@ const T_PUSH = 62; // >
 const T_CHUNK = 59; // ; (streamed string part)
 const T_END = 46; // . (streamed aggregate end)
 
+/**
+ * First allocation for a payload cut across chunks when its declared length
+ * is larger: a header costs the server a dozen bytes, so what it declares
+ * is never trusted with more memory than this before the bytes arrive.
+ */
+const BULK_FIRST = 64 * 1024;
+
 function checkLimit(setting: string, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min) {
     throw new RangeError(`Cannot create Decoder: '${setting}' must be an integer >= ${min}, got ${value}`);
   }
   return value;
+}
+
+/**
+ * A plain `Uint8Array` of `size` bytes with an `ArrayBuffer` of its own,
+ * not zero-filled: a payload's buffer is written before any byte of it is
+ * read or handed out. Zero-filling each buffer a payload outgrows made 1 MiB
+ * payloads in 64 KiB chunks 1.6x slower in buffers mode (Node 20).
+ */
+function unfilledBytes(size: number): Uint8Array {
+  const buf = Buffer.allocUnsafeSlow(size);
+  return new Uint8Array(buf.buffer, buf.byteOffset, size);
 }
 
 /** Buffers-mode bytes of a payload the decoder allocated itself: a plain view, no second copy. */
@@ -168,8 +190,15 @@ export class Decoder {
   #lineLen = 0;
   /** Absolute offset of `#line[0]`. */
   #lineStart = 0;
-  /** Payload of a length-prefixed token cut by the end of a chunk, sized once. */
+  /**
+   * Payload of a length-prefixed token cut by the end of a chunk. Its
+   * capacity starts at min(declared, max(64 KiB, bytes at hand)) and at
+   * least doubles when outgrown, capped at the declared length, so it ends
+   * exactly that long and the copies add up to O(length).
+   */
   #bulk: Uint8Array | null = null;
+  /** Declared payload length of `#bulk`'s token (its final capacity). */
+  #bulkLen = 0;
   #bulkFill = 0;
   /** Type byte of `#bulk`'s token. */
   #bulkType = 0;
@@ -448,24 +477,45 @@ export class Decoder {
     return stop;
   }
 
-  /** Starts a payload cut by the end of the chunk: allocates it once, at its declared size. */
+  /**
+   * Starts a payload cut by the end of the chunk. The declared length `n`
+   * is only an upper bound here: the first allocation holds what this chunk
+   * has, or 64 KiB, never more than `n`; `#fillBulk` grows it as bytes come.
+   */
   #startBulk(type: number, buf: Buffer, p: number, end: number, n: number): number {
-    // Buffers-mode values get a plain Uint8Array, returned as is; text is
-    // decoded from a Buffer, which may come from Node's pool.
-    this.#bulk = this.#bin && type !== T_BLOBERR ? new Uint8Array(n) : Buffer.allocUnsafe(n);
     this.#bulkType = type;
+    this.#bulkLen = n;
     this.#bulkAt = this.#base + p;
     this.#bulkFill = 0;
     this.#bulkCrlf = 0;
+    this.#bulk = this.#newBulk(Math.min(n, Math.max(BULK_FIRST, end - p)));
     return this.#fillBulk(buf, p, end);
   }
 
-  /** Copies payload bytes into `#bulk`, then checks its CRLF; emits the value when whole. */
+  /**
+   * Memory for `#bulk`. Buffers-mode values get a plain Uint8Array, returned
+   * as is; text is decoded from a Buffer, which may come from Node's pool.
+   */
+  #newBulk(size: number): Uint8Array {
+    return this.#bin && this.#bulkType !== T_BLOBERR ? unfilledBytes(size) : Buffer.allocUnsafe(size);
+  }
+
+  /**
+   * Copies payload bytes into `#bulk`, growing it to at least twice its
+   * capacity when they do not fit (capped at the declared length), then
+   * checks its CRLF; emits the value when whole.
+   */
   #fillBulk(buf: Buffer, pos: number, end: number): number {
-    const bytes = this.#bulk!;
-    const n = bytes.length;
+    let bytes = this.#bulk!;
+    const n = this.#bulkLen;
     if (this.#bulkFill < n) {
       const take = Math.min(n - this.#bulkFill, end - pos);
+      const need = this.#bulkFill + take;
+      if (need > bytes.length) {
+        const grown = this.#newBulk(Math.min(n, Math.max(need, bytes.length * 2)));
+        grown.set(bytes.subarray(0, this.#bulkFill));
+        this.#bulk = bytes = grown;
+      }
       bytes.set(buf.subarray(pos, pos + take), this.#bulkFill);
       this.#bulkFill += take;
       pos += take;

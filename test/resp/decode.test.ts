@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Decoder, type DecoderOptions } from "../../resp/decode.ts";
@@ -255,7 +256,7 @@ stream("offsets count from the start of the stream across many chunks", () => {
   }
 });
 
-stream("a large bulk split across 1,000 chunks is sized once and decoded exactly", () => {
+stream("a large bulk split across 1,000 chunks is decoded exactly", () => {
   const payload = Buffer.alloc(1 << 20);
   for (let i = 0; i < payload.length; i++) payload[i] = 97 + (i % 26);
   const input = cat(`$${payload.length}\r\n`, payload, "\r\n+after\r\n");
@@ -284,6 +285,98 @@ stream("accepts a Uint8Array view into a larger buffer", () => {
 });
 
 stream.run();
+
+const memory = suite("Decoder memory");
+
+const MiB = 1 << 20;
+
+/**
+ * Bytes held outside the JS heap, ArrayBuffers and Buffers included, on
+ * Node, Bun and Deno alike (`arrayBuffers` reads 0 on Bun and Deno). Bun
+ * updates the figure only when it collects, so it collects first; Node and
+ * Deno count an allocation at once.
+ */
+function offHeap(): number {
+  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  g.Bun?.gc(true);
+  g.gc?.();
+  return process.memoryUsage().external;
+}
+
+memory("a declared length is not allocated before its bytes arrive", () => {
+  // Each header is legal (under the default maxBulkBytes of 512 MiB) and
+  // costs a hostile server a few bytes; allocating what they declare would
+  // take 2.5 GiB.
+  const n = 536870000;
+  const heads: [head: string, buffers: boolean][] = [
+    [`$${n}\r\n`, false],
+    [`$${n}\r\n`, true],
+    [`=${n}\r\ntxt:`, true],
+    [`!${n}\r\nERR `, false],
+    [`$?\r\n;${n}\r\n`, true],
+  ];
+  const inputs = heads.map(([head]) => b(`${head}abc`));
+  const before = offHeap();
+  const held = heads.map(([, buffers], i) => {
+    const { decoder, events } = recorder();
+    decoder.buffers = buffers;
+    decoder.feed(inputs[i]!);
+    return { decoder, events };
+  });
+  const grown = offHeap() - before;
+  assert.ok(grown < 16 * MiB, `${held.length} pending payloads hold ${(grown / MiB).toFixed(1)} MiB`);
+  for (const { events } of held) assert.is(events.length, 0);
+});
+
+memory("a payload cut across chunks holds memory in proportion to the bytes received", () => {
+  const received = 8 * MiB;
+  const input = cat("$536870000\r\n", new Uint8Array(received).fill(97));
+  for (const buffers of [false, true]) {
+    const before = offHeap();
+    const { decoder, events } = recorder();
+    decoder.buffers = buffers;
+    for (let at = 0; at < input.length; at += 65536) decoder.feed(input.subarray(at, at + 65536));
+    const grown = offHeap() - before;
+    // The live buffer is at most twice what arrived; the rest is outgrown
+    // buffers not yet collected (half of the live one, at most).
+    assert.ok(grown < 3 * received, `buffers ${buffers}: ${(grown / MiB).toFixed(1)} MiB held after ${received / MiB} MiB received`);
+    assert.is(events.length, 0);
+  }
+});
+
+memory("payloads grown across chunks decode exactly in every type and mode, as copies", () => {
+  const payload = new Uint8Array(300_000).map((_, i) => (i * 7) & 0xff);
+  const text = Buffer.from(payload).toString("utf8");
+  const cases: [name: string, input: Uint8Array, buffers: boolean, expected: Reply][] = [
+    ["bulk", cat(`$${payload.length}\r\n`, payload, "\r\n"), false, text],
+    ["bulk, buffers mode", cat(`$${payload.length}\r\n`, payload, "\r\n"), true, payload],
+    ["verbatim, buffers mode", cat(`=${payload.length + 4}\r\ntxt:`, payload, "\r\n"), true, payload],
+    ["verbatim", cat(`=${payload.length + 4}\r\ntxt:`, payload, "\r\n"), false, text],
+    ["blob error", cat(`!${payload.length + 4}\r\nERR `, payload, "\r\n"), true, err(`ERR ${text}`)],
+    ["streamed parts, buffers mode", cat(`$?\r\n;${payload.length}\r\n`, payload, `\r\n;3\r\nxyz\r\n;0\r\n`), true, cat(payload, "xyz")],
+  ];
+  for (const [name, input, buffers, expected] of cases) {
+    for (const size of [1, 1000, 70_001, input.length]) {
+      const { decoder, events } = recorder();
+      decoder.buffers = buffers;
+      const scratch = new Uint8Array(size);
+      for (let at = 0; at < input.length; at += size) {
+        const part = input.subarray(at, at + size);
+        scratch.set(part);
+        decoder.feed(scratch.subarray(0, part.length));
+        scratch.fill(0x21);
+      }
+      check(events, [R(expected)], `${name}, chunk ${size}`);
+      const got = (events[0] as { reply: Reply }).reply;
+      if (got instanceof Uint8Array) {
+        assert.is(got.constructor, Uint8Array, `${name}, chunk ${size}`);
+        assert.ok(got.buffer.byteLength <= got.length + 4, `${name}, chunk ${size}: no slack kept from growing`);
+      }
+    }
+  }
+});
+
+memory.run();
 
 const deep = suite("Decoder depth");
 
