@@ -31,14 +31,16 @@ export class Background {
    * Start `run` as the background refresh of `key`, unless one is already
    * running for it (nothing to add) or `maxRefreshes` are (dropped, counted).
    * A failure is counted as `refresh-error`; the stale entry keeps its deadline.
+   * `started` is emitted only when the refresh does start.
    */
-  refresh(key: string, run: () => Promise<unknown>): void {
+  refresh(key: string, run: () => Promise<unknown>, started?: CacheEvent): void {
     if (this.#refreshing.has(key)) return;
     if (this.#refreshing.size >= this.#maxRefreshes) {
       this.#emit({ type: "refresh-dropped", key });
       return;
     }
     this.#refreshing.add(key);
+    if (started !== undefined) this.#emit(started);
     this.track(
       run()
         .then(

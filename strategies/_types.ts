@@ -142,7 +142,7 @@ export interface CacheStats {
   misses: number;
   /** Stale entries served (swr stale window, stale-if-error, or a shed call). */
   stale: number;
-  /** Early refreshes started by xfetch. */
+  /** Early refreshes xfetch started (a decision for a key already refreshing counts nothing; one over `maxRefreshes` counts in `refreshesDropped`). */
   earlyRefreshes: number;
   /** Origin loads started. */
   loads: number;

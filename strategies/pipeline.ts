@@ -273,9 +273,10 @@ class PipelineCache<T> implements Cache<T> {
     if (verdict.kind !== "miss" && entry !== undefined) {
       if (verdict.kind === "stale") this.#rec.emit({ type: "stale", key });
       else this.#rec.emit({ type: "hit", key });
-      if (verdict.kind === "refresh") this.#rec.emit({ type: "early-refresh", key });
       // A cache that is closing starts no refresh: close() may be about to resolve.
-      if (verdict.kind !== "hit" && this.#closing === undefined) this.#refresh(keys, identity, loader, ttlMs, entry);
+      if (verdict.kind !== "hit" && this.#closing === undefined) {
+        this.#refresh(keys, identity, loader, ttlMs, entry, verdict.kind === "refresh");
+      }
       return entry.value;
     }
     this.#rec.emit({ type: "miss", key });
@@ -302,10 +303,12 @@ class PipelineCache<T> implements Cache<T> {
     return (await this.#chain(req)).value;
   }
 
-  #refresh(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, seen: Entry): void {
+  #refresh(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, seen: Entry, early: boolean): void {
     // Background refreshes belong to the cache, not to a caller: nothing aborts them.
-    const req = request({ keys, identity, ttlMs, signal: NEVER, background: true, seen }, loader);
-    this.#background.refresh(keys.data, () => this.#fill(req));
+    const run = () => this.#fill(request({ keys, identity, ttlMs, signal: NEVER, background: true, seen }, loader));
+    // Counted only if it starts: one already running for the key adds
+    // nothing, and one over maxRefreshes is counted as dropped instead.
+    this.#background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
   }
 
   async invalidate(identity: Identity): Promise<void> {

@@ -28,7 +28,8 @@ export interface XfetchStrategy extends Strategy {
  * close to 1 always does). The probability climbs as expiry nears and with
  * slower loads. The caller gets the current value at once; the refresh runs
  * in the background (under `lease()`, one refresher across all processes),
- * counted in `earlyRefreshes`. The remaining time comes from the key's
+ * counted in `earlyRefreshes` when it starts (not when a refresh of the key
+ * is already running in this cache, nor when `maxRefreshes` drops it). The remaining time comes from the key's
  * server-side PTTL, never from a local clock.
  *
  * @param options how eager the early refresh is.

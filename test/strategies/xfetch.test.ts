@@ -4,6 +4,7 @@ import type { RedisClient } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline.ts";
+import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, events, origin, rejects } from "./_helpers.ts";
@@ -91,6 +92,31 @@ Xfetch("an early refresh runs once across clients: the lease admits one refreshe
   assert.is(o.calls, 1);
   assert.is(a.stats().earlyRefreshes + b.stats().earlyRefreshes, 2);
   assert.is(ev.count("lease-won"), 1);
+});
+
+Xfetch("earlyRefreshes counts refreshes started: a key already refreshing adds nothing, a dropped one is refreshesDropped", async () => {
+  const ev = events();
+  const cache = pipeline(
+    { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9, onEvent: ev.onEvent },
+    xfetch(),
+    swr({ staleMs: 0, maxRefreshes: 1 }),
+    lease(),
+  );
+  await plant(cache.keys("a").data, 1000, 2000);
+  await plant(cache.keys("b").data, 1000, 2000);
+  const hold = deferred();
+  const o = origin(() => "next");
+  o.hold = hold.promise;
+  assert.is(await cache.get("a", o.load), "current");
+  await o.called();
+  // Both decide to refresh early: "a" is refreshing already, "b" finds the one slot taken.
+  assert.is(await cache.get("a", o.load), "current");
+  assert.is(await cache.get("b", o.load), "current");
+  hold.resolve();
+  await cache.close();
+  const stats = cache.stats();
+  assert.equal([stats.hits, stats.earlyRefreshes, stats.refreshesDropped, o.calls], [3, 1, 1, 1]);
+  assert.is(ev.count("early-refresh"), 1);
 });
 
 Xfetch("under steady load over three TTL periods no caller sees a miss and about one load happens per period", async () => {
