@@ -116,6 +116,19 @@ test("an endless stream of garbage: the client stops reading at the first bad by
   });
 });
 
+test("a huge declared length followed by a few bytes: memory follows what arrived, not what was announced", async () => {
+  // 500 MB announced (under proto-max-bulk-len), 3 bytes sent, then silence.
+  for (const buffers of [false, true]) {
+    await withFake(() => ({ write: "$500000000\r\nabc" }), async (_fake, redis) => {
+      const before = process.memoryUsage().arrayBuffers;
+      await noHang(rejects(() => redis.send(["GET", "a"], { timeoutMs: 200, buffers }), TimeoutError), "announced bulk");
+      const grown = process.memoryUsage().arrayBuffers - before;
+      // (Bun and Deno report no arrayBuffers figure; there this only proves nothing hangs.)
+      assert.ok(grown < 64 * 2 ** 20, `buffers: ${buffers}: array buffers grew by ${(grown / 2 ** 20).toFixed(1)} MiB for 3 bytes received`);
+    });
+  }
+});
+
 test("deep nesting beyond the decoder's depth limit is a ProtocolError, not a stack overflow", async () => {
   await withFake(() => ({ write: "*1\r\n".repeat(20_000) + ":1\r\n" }), async (_fake, redis) => {
     await noHang(rejects(() => redis.send(["GET", "a"]), ProtocolError, "Invalid RESP"), "nesting");
