@@ -120,8 +120,9 @@ Lease("a fill that lands between the first read and the lease is used, never loa
 Lease("an origin failure reaches the owner's callers and a waiter takes over at once", async () => {
   const namespace = ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
+  // A lease far longer than the wait: only an immediate release lets a waiter in.
+  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease({ leaseMs: 30_000, waitMs: 2_000 }));
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease({ leaseMs: 30_000, waitMs: 2_000 }));
   const hold = deferred();
   const boom = new Error("origin down");
   const o = origin((call) => {
@@ -168,8 +169,9 @@ Lease("an owner whose caller leaves keeps loading and publishes for the waiters"
 Lease("an owner whose loader obeys its signal releases the lease, and a waiter takes over within its deadline", async () => {
   const namespace = ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  // A lease far longer than the wait: only an immediate release lets the waiter in.
+  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
+  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
   const o = origin(() => "from the waiter");
   const controller = new AbortController();
   const obeying = ({ signal }: { signal: AbortSignal }) =>
