@@ -24,6 +24,17 @@ export interface LeaseOptions {
   waitMs?: number;
   /** Extend the lease (token-checked) every `leaseMs / 3` while the loader runs. @default {false} */
   renew?: boolean;
+  /**
+   * The longest a waiter goes without looking at the key again when no
+   * announcement wakes it; each pause is drawn in [pollMs / 2, pollMs].
+   * Unset, it is 50 when waiters can only poll (a RESP2 client, an adapter,
+   * `wakeups: "poll"`) and 250 when publications arrive by push (polling then
+   * only covers a lost message or an expired lease, which announces
+   * nothing), either capped at `leaseMs`. A value given here is used as is:
+   * a crashed owner is then noticed up to `pollMs` after its lease expired.
+   * @default {50 (polling only) | 250 (push wake-ups)}
+   */
+  pollMs?: number;
 }
 
 /** The strategy {@linkcode lease} returns, with its settings. */
@@ -32,11 +43,14 @@ export interface LeaseStrategy extends Strategy {
   readonly leaseMs: number;
   readonly waitMs: number;
   readonly renew: boolean;
+  /** The `pollMs` option; `undefined` for the defaults (50 polling only, 250 with push). */
+  readonly pollMs: number | undefined;
 }
 
-// How often a waiter looks again when no announcement came: often when it
-// relies on polling, rarely when announcements arrive by push (polling then
-// only covers a lost message or an expired lease, which announces nothing).
+// How often a waiter looks again when no announcement came (the `pollMs`
+// defaults): often when it relies on polling, rarely when announcements
+// arrive by push (polling then only covers a lost message or an expired
+// lease, which announces nothing).
 const POLL_MS = 50;
 const PUSH_POLL_MS = 250;
 
@@ -58,7 +72,7 @@ const PUSH_POLL_MS = 250;
  *
  * @param options lease duration, wait limit and renewal.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
- * @throws {RangeError} when `leaseMs` or `waitMs` is not a positive integer.
+ * @throws {RangeError} when `leaseMs`, `waitMs` or `pollMs` is not a positive integer.
  * @throws {TypeError} when `renew` is not a boolean.
  * @example One origin call across processes
  * ```ts
@@ -78,6 +92,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   const leaseMs = positiveInt("create lease", "leaseMs", o.leaseMs ?? 1500);
   const waitMs = positiveInt("create lease", "waitMs", o.waitMs ?? 2000);
   const renew = boolean("create lease", "renew", o.renew ?? false);
+  const pollMs = o.pollMs === undefined ? undefined : positiveInt("create lease", "pollMs", o.pollMs);
   let cache: CacheContext | undefined;
   let wakeups: Wakeups | undefined;
 
@@ -122,6 +137,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     leaseMs,
     waitMs,
     renew,
+    pollMs,
     attach(c) {
       cache = c;
       wakeups = new Wakeups(c.wakeups, c.redis, c.channel);
@@ -187,7 +203,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                 Math.round(waited),
               );
             }
-            const base = Math.min(pushed ? PUSH_POLL_MS : POLL_MS, leaseMs);
+            const base = pollMs ?? Math.min(pushed ? PUSH_POLL_MS : POLL_MS, leaseMs);
             const delay = base / 2 + c.random() * (base / 2);
             await ticket!.wait(Math.min(waitMs - waited, delay), req.signal);
           }

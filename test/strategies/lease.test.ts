@@ -33,9 +33,12 @@ Lease("lease() rejects bad options with messages naming the setting", async () =
   await rejects(() => lease({ leaseMs: 1.5 }), RangeError, "Cannot create lease: 'leaseMs' must be a positive integer, got 1.5");
   await rejects(() => lease({ waitMs: -1 }), RangeError, "Cannot create lease: 'waitMs' must be a positive integer, got -1");
   await rejects(() => lease({ renew: "yes" as never }), TypeError, `Cannot create lease: 'renew' must be a boolean, got "yes"`);
+  await rejects(() => lease({ pollMs: 0 }), RangeError, "Cannot create lease: 'pollMs' must be a positive integer, got 0");
+  await rejects(() => lease({ pollMs: 2.5 }), RangeError, "Cannot create lease: 'pollMs' must be a positive integer, got 2.5");
   await rejects(() => lease(5 as never), TypeError, "Cannot create lease: options must be an object, got number");
   const s = lease();
-  assert.equal([s.name, s.leaseMs, s.waitMs, s.renew], ["lease", 1500, 2000, false]);
+  assert.equal([s.name, s.leaseMs, s.waitMs, s.renew, s.pollMs], ["lease", 1500, 2000, false, undefined]);
+  assert.is(lease({ pollMs: 60_000 }).pollMs, 60_000);
 });
 
 async function burst(a: RedisClient, b: RedisClient): Promise<void> {
@@ -93,6 +96,28 @@ Lease("waiters subscribe once per connection and the last cache to close unsubsc
   await b.close();
   await polled.close();
   assert.is(await numsub(), 0);
+});
+
+Lease("a waiter on a RESP3 client is woken by the publication's push, not by polling", async () => {
+  const namespace = ns();
+  const ev = events();
+  const a = pipeline({ redis: other, ttlMs: 5000, namespace }, lease());
+  // Its first look again would come after 30 s at the earliest, past its
+  // 4 s deadline: only a push wake-up can end this wait in time.
+  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease({ pollMs: 60_000, waitMs: 5_000 }));
+  const hold = deferred();
+  const owner = origin(() => "published");
+  owner.hold = hold.promise;
+  const first = a.get("k", owner.load);
+  await owner.called();
+  const o = origin(() => "never");
+  const waiter = b.get("k", o.load, { timeoutMs: 4_000 });
+  await ev.reach("wait", 1);
+  hold.resolve();
+  assert.is(await waiter, "published");
+  assert.is(await first, "published");
+  assert.equal([o.calls, b.stats().waits, b.stats().timeouts], [0, 1, 0]);
+  await Promise.all([a.close(), b.close()]);
 });
 
 Lease("a fill that lands between the first read and the lease is used, never loaded twice", async () => {
