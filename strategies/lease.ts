@@ -140,7 +140,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     pollMs,
     attach(c) {
       cache = c;
-      wakeups = new Wakeups(c.wakeups, c.redis, c.channel);
+      wakeups = new Wakeups(c);
     },
     fill(next) {
       return async function leased(req) {
@@ -153,7 +153,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
           // Watch before the first read: an announcement for a publish that
           // lands after that read is then never missed.
           pushed = await wakeups!.ready();
-          ticket = await wakeups!.watch(key);
+          ticket = wakeups!.watch(key);
         }
         let waiting = false;
         let acquire = true;

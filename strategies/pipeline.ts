@@ -44,7 +44,15 @@ export interface PipelineOptions<T> {
   codec?: CodecOption<T>;
   /** Timeout of each Redis command the cache sends when the caller's own deadline is not sooner, in ms. @default {1000} */
   commandTimeoutMs?: number;
-  /** How lease waiters learn of publications: `"auto"` (RESP3 push when `redis` supports it), `"poll"`, or a RESP3 client to subscribe on. @default {"auto"} */
+  /**
+   * How lease waiters learn of publications: `"auto"` (RESP3 push when `redis`
+   * supports it), `"poll"`, or a RESP3 client to subscribe on. A client that
+   * turns out to speak RESP2 is never subscribed on (RESP2 pub/sub would turn
+   * its connection into a subscriber that refuses commands): its waiters
+   * poll. Subscribing waits at most `commandTimeoutMs` per command; if it
+   * fails, waiters poll and it is tried again a second later at the earliest.
+   * @default {"auto"}
+   */
   wakeups?: WakeupSource;
   /** A millisecond clock, used only to measure durations (load time, waits); never compared across machines. @default {() => performance.now()} */
   now?: () => number;
