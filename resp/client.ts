@@ -68,6 +68,7 @@ export class RedisClient implements RedisLike {
   #subscribed2 = false;
   #writes = 0;
   #overdue: Command | undefined;
+  #bytesIn = 0;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
   /** Settles when the first connection is ready or has failed. */
@@ -291,22 +292,28 @@ export class RedisClient implements RedisLike {
   }
 
   // A reply nobody waits for still has to be read to keep replies in order,
-  // but a server that never finishes it (hung, or streaming an endless
-  // aggregate) would hold the connection and grow the decoder forever. Once
-  // a timed-out command's reply is overdue by its own timeout again (at
-  // least 1 s), the connection is reset: everything after it would wait
-  // behind it anyway.
+  // but a server streaming a reply that never ends (an endless aggregate)
+  // would hold the connection and grow the decoder forever. If bytes keep
+  // arriving and the timed-out command's reply is still incomplete its own
+  // timeout again later (at least 1 s), the connection is reset. A silent
+  // server (paused, busy) costs no memory and may still answer the commands
+  // queued behind: it is left alone and checked again.
   #watchOverdue(cmd: Command): void {
     if (this.#overdue !== undefined) return;
     const socket = this.#socket;
     this.#overdue = cmd;
     const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
+    const bytesAtStart = this.#bytesIn;
     const timer = setTimeout(() => {
       this.#overdue = undefined;
       if (this.#socket !== socket || socket === undefined) return;
       if (cmd.replied) {
         const head = this.#written.peek();
         if (head !== undefined && head.state === SETTLED) this.#watchOverdue(head);
+        return;
+      }
+      if (this.#bytesIn === bytesAtStart) {
+        this.#watchOverdue(cmd);
         return;
       }
       socket.destroy(
@@ -386,6 +393,7 @@ export class RedisClient implements RedisLike {
     try {
       transport = await openTransport(this.#o, {
         data: (chunk) => {
+          this.#bytesIn += chunk.length;
           try {
             this.#decoder.feed(chunk);
           } catch (error) {
