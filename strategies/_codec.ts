@@ -24,6 +24,7 @@ export type CodecOption<T> = "json" | "string" | "bytes" | Codec<T>;
 /** A codec with a name, decoding text or bytes (an adapter may return text). */
 export interface ResolvedCodec {
   readonly name: string;
+  /** Read its values as bytes (`buffers: true`); text codecs get the client's string, decoded once. */
   readonly binary: boolean;
   encode(value: unknown): string | Uint8Array;
   decode(payload: Uint8Array | string): unknown;
@@ -72,8 +73,12 @@ const bytes: ResolvedCodec = {
     if (!(value instanceof Uint8Array)) throw new TypeError(`expected a Uint8Array, got ${kind(value)}`);
     return value;
   },
-  // A copy: a view would keep the whole socket chunk it came from alive.
-  decode: (payload) => (typeof payload === "string" ? toBytes.encode(payload) : payload.slice()),
+  // No copy: our client returns a buffers-mode bulk string as a fresh copy,
+  // never a view of a socket chunk (resp/_decode_scalars.ts), so this view
+  // past the envelope header pins only the stored value itself. A second
+  // copy per hit would buy nothing. (An adapter that returns views of
+  // shared memory must copy in its send().)
+  decode: (payload) => (typeof payload === "string" ? toBytes.encode(payload) : payload),
 };
 
 /**
@@ -95,7 +100,8 @@ export function resolveCodec(option: unknown): ResolvedCodec {
       name: "custom",
       binary: true,
       encode: (value) => custom.encode(value),
-      decode: (payload) => custom.decode(typeof payload === "string" ? toBytes.encode(payload) : payload.slice()),
+      // The same fresh copy as for bytes: the codec may keep it.
+      decode: (payload) => custom.decode(typeof payload === "string" ? toBytes.encode(payload) : payload),
     };
   }
   throw new TypeError(

@@ -25,9 +25,6 @@ export interface Envelope {
   readonly payload: Uint8Array | string;
 }
 
-const HEADER = /^hl1;([vn]);(\d{1,15});(\d{1,15});(\d{1,15});/;
-// Longest header: "hl1;v;" + 3 x (15 digits + ";").
-const MAX_HEADER = 6 + 3 * 16;
 const encoder = new TextEncoder();
 
 /**
@@ -52,23 +49,56 @@ export function encodeEnvelope(
   return out;
 }
 
+// Character codes of the header: "hl1;", "v" or "n", ";", digits.
+const H = 104, L = 108, ONE = 49, SEMI = 59, V = 118, N = 110, ZERO = 48, NINE = 57;
+
+// The header is ASCII, so a character code of the text and a byte of the
+// bytes are the same thing at the same index; -1 past the end.
+function codeAt(raw: Uint8Array | string, i: number): number {
+  if (i >= raw.length) return -1;
+  return typeof raw === "string" ? raw.charCodeAt(i) : raw[i]!;
+}
+
+/** Where the last {@linkcode field} ended (past its ";"). */
+let fieldEnd = 0;
+
+/** The decimal field at `start` (1 to 15 digits, then ";"), or -1. */
+function field(raw: Uint8Array | string, start: number): number {
+  let value = 0;
+  let i = start;
+  for (; i <= start + 15; i++) {
+    const c = codeAt(raw, i);
+    if (c < ZERO || c > NINE) break;
+    value = value * 10 + (c - ZERO);
+  }
+  // 15 digits stay below 2^53: every value is exact.
+  if (i === start || i - start > 15 || codeAt(raw, i) !== SEMI) return -1;
+  fieldEnd = i + 1;
+  return value;
+}
+
+function refuse(raw: Uint8Array | string): never {
+  const start = typeof raw === "string" ? raw.slice(0, 12) : String.fromCharCode(...raw.subarray(0, 12));
+  throw new Error(`not a herdless envelope (starts with ${JSON.stringify(start)})`);
+}
+
 /**
- * Parse a stored value.
+ * Parse a stored value. The header is read in place, from the text or from
+ * the bytes as they came: no copy and no decoding of either on a hit.
  *
  * @throws {Error} describing why it is not an envelope this version reads.
  */
 export function decodeEnvelope(raw: Uint8Array | string): Envelope {
-  const prefix = typeof raw === "string"
-    ? raw.slice(0, MAX_HEADER)
-    : String.fromCharCode(...raw.subarray(0, MAX_HEADER));
-  const m = HEADER.exec(prefix);
-  if (m === null) {
-    throw new Error(`not a herdless envelope (starts with ${JSON.stringify(prefix.slice(0, 12))})`);
-  }
-  const negative = m[1] === "n";
-  // The header is ASCII, so its length in characters is its length in bytes.
-  // A view, not a copy: the codec copies (bytes) or decodes (text) it once.
-  const payload = typeof raw === "string" ? raw.slice(m[0].length) : raw.subarray(m[0].length);
+  if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== ONE || codeAt(raw, 3) !== SEMI) refuse(raw);
+  const kind = codeAt(raw, 4);
+  if ((kind !== V && kind !== N) || codeAt(raw, 5) !== SEMI) refuse(raw);
+  const staleMs = field(raw, 6);
+  const ifErrorMs = staleMs < 0 ? -1 : field(raw, fieldEnd);
+  const loadMs = ifErrorMs < 0 ? -1 : field(raw, fieldEnd);
+  if (loadMs < 0) refuse(raw);
+  const negative = kind === N;
+  // A view, not a copy: the codec decodes (text) or keeps (bytes) it once.
+  const payload = typeof raw === "string" ? raw.slice(fieldEnd) : raw.subarray(fieldEnd);
   if (negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
-  return { negative, staleMs: Number(m[2]), ifErrorMs: Number(m[3]), loadMs: Number(m[4]), payload };
+  return { negative, staleMs, ifErrorMs, loadMs, payload };
 }

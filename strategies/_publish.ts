@@ -40,7 +40,10 @@ export class Publisher {
     const c = this.#c;
     const options = { timeoutMs: c.commandTimeoutMs, signal: signal === NEVER ? undefined : signal };
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
-    const value = c.redis.send(["GET", keys.data], { ...options, buffers: true }).catch((error: unknown) => {
+    // Bytes only for a binary codec: text codecs take the client's string,
+    // decoded once in the client, and the envelope header is read from it.
+    const getOptions = this.#codec.binary ? { ...options, buffers: true } : options;
+    const value = c.redis.send(["GET", keys.data], getOptions).catch((error: unknown) => {
       // A key of another type (another writer's list or hash) is a foreign
       // value like any other: a miss, which the next fill's SET overwrites.
       if (isRedisReplyError(error) && error.code === "WRONGTYPE") return new WrongType(error);

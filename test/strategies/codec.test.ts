@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
+import type { Arg, SendOptions } from "../../resp/types.ts";
 import { decodeEnvelope, encodeEnvelope } from "../../strategies/_envelope.ts";
 import { resolveCodec } from "../../strategies/_codec.ts";
 import { jitter } from "../../strategies/jitter.ts";
@@ -29,10 +30,17 @@ Envelope("the envelope round-trips windows and payload, as text and as bytes", (
   assert.equal(decodeEnvelope("hl1;n;0;0;3;"), { negative: true, staleMs: 0, ifErrorMs: 0, loadMs: 3, payload: "" });
 });
 
-Envelope("anything that is not a version-1 envelope is refused with a reason", () => {
-  for (const raw of ["", "garbage", "hl0;v;0;0;0;x", "hl1;x;0;0;0;", "hl1;v;-1;0;0;", "hl1;v;0;0;", "hl1;v;1e3;0;0;"]) {
+Envelope("anything that is not a version-1 envelope is refused with a reason, as text and as bytes", () => {
+  const bad = ["", "garbage", "hl0;v;0;0;0;x", "hl1;x;0;0;0;", "hl1;v;-1;0;0;", "hl1;v;0;0;", "hl1;v;1e3;0;0;", "hl1;v;0;0;1234567890123456;x", "hl1;v;0;;0;x", "hl1;v0;0;0;x", "hl1"];
+  for (const raw of bad) {
     assert.throws(() => decodeEnvelope(raw), /not a herdless envelope/, raw);
+    assert.throws(() => decodeEnvelope(new TextEncoder().encode(raw)), /not a herdless envelope/, raw);
   }
+  assert.throws(() => decodeEnvelope("garbage with a long tail"), (e: Error) => e.message === `not a herdless envelope (starts with "garbage with")`);
+  assert.throws(() => decodeEnvelope(new Uint8Array([0xff, 0, 104])), (e: Error) => e.message === `not a herdless envelope (starts with "\u00ff\\u0000h")`);
+  // 15 digits is the widest field, read exactly.
+  assert.equal(decodeEnvelope("hl1;v;999999999999999;0;7;x").staleMs, 999_999_999_999_999);
+  assert.equal(decodeEnvelope(new TextEncoder().encode("hl1;n;1;2;3;")), { negative: true, staleMs: 1, ifErrorMs: 2, loadMs: 3, payload: new Uint8Array() });
   assert.throws(() => decodeEnvelope("hl1;n;0;0;0;x"), /a not-found marker carries a payload/);
   assert.throws(() => encodeEnvelope({ negative: false, staleMs: 0, ifErrorMs: 0, loadMs: 0 }, 5 as never), /must return a string or a Uint8Array, got number/);
 });
@@ -83,9 +91,35 @@ Codec("bytes is binary safe (CRLF, NUL, 0xFF) and returns a copy", async () => {
   assert.equal([...(await cache.get("b", () => payload))], [...payload]);
   const cached = await cache.get("b", () => new Uint8Array([1]));
   assert.equal([...cached], [...payload]);
-  assert.is(cached.buffer.byteLength, payload.length, "a view would pin the socket chunk");
-  assert.is(cache.stats().hits, 1);
+  // A view past the envelope header of the client's own copy of the value:
+  // it pins that value (a few header bytes more than the payload), never a socket chunk.
+  const stored = Number(await redis.send(["STRLEN", cache.keys("b").data]));
+  assert.is(cached.buffer.byteLength, stored, "a view would pin the socket chunk");
+  const again = await cache.get("b", () => new Uint8Array([1]));
+  assert.is.not(again.buffer, cached.buffer, "each hit gets its own copy");
+  assert.is(cache.stats().hits, 2);
   await cache.close();
+});
+
+Codec("a hit asks Redis for bytes only when the codec is binary: text is decoded once, in the client", async () => {
+  const asked: (boolean | undefined)[] = [];
+  const spy = {
+    send(args: readonly Arg[], options?: SendOptions) {
+      if (args[0] === "GET") asked.push(options?.buffers);
+      return redis.send(args, options);
+    },
+  };
+  const text = pipeline({ redis: spy, ttlMs: 1000, namespace: ns() });
+  assert.equal(await text.get("t", () => ({ ok: "é" })), { ok: "é" });
+  assert.equal(await text.get("t", () => ({ ok: "no" })), { ok: "é" });
+  const strings = pipeline<string>({ redis: spy, ttlMs: 1000, namespace: ns(), codec: "string" });
+  assert.is(await strings.get("s", () => "x"), "x");
+  assert.equal(asked.splice(0).map(Boolean), [false, false, false]);
+  const bytes = pipeline<Uint8Array>({ redis: spy, ttlMs: 1000, namespace: ns(), codec: "bytes" });
+  assert.equal([...await bytes.get("b", () => new Uint8Array([1, 2]))], [1, 2]);
+  assert.equal([...await bytes.get("b", () => new Uint8Array([3]))], [1, 2]);
+  assert.equal(asked.map(Boolean), [true, true]);
+  await Promise.all([text.close(), strings.close(), bytes.close()]);
 });
 
 Codec("a custom codec's encode and decode are used", async () => {
