@@ -62,7 +62,11 @@ export class Publisher {
       if (typeof raw !== "string" && !(raw instanceof Uint8Array)) {
         throw new Error(`expected a string value, got ${Array.isArray(raw) ? "an array" : typeof raw}`);
       }
-      const envelope = decodeEnvelope(raw);
+      // Our client's bytes are a fresh copy of the value alone, kept as is. An
+      // adapter's may be a view of a larger buffer (ioredis slices its socket
+      // chunk): copied once, so a value the caller keeps never pins that.
+      const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
+      const envelope = decodeEnvelope(own);
       const value = envelope.negative ? undefined : this.#codec.decode(envelope.payload);
       const physical = typeof pttl === "number" && pttl >= 0 ? pttl : Infinity;
       return {

@@ -122,6 +122,25 @@ Codec("a hit asks Redis for bytes only when the codec is binary: text is decoded
   await Promise.all([text.close(), strings.close(), bytes.close()]);
 });
 
+Codec("bytes from an adapter that returns views of a larger buffer are copied once, never pinning it", async () => {
+  const adapter = {
+    async send(args: readonly Arg[], options?: SendOptions) {
+      const reply = await redis.send(args, options);
+      if (!(reply instanceof Uint8Array)) return reply;
+      // What ioredis' callBuffer does: a slice of the socket chunk it read.
+      const chunk = new Uint8Array(4096);
+      chunk.set(reply, 100);
+      return chunk.subarray(100, 100 + reply.length);
+    },
+  };
+  const cache = pipeline<Uint8Array>({ redis: adapter, ttlMs: 1000, namespace: ns(), codec: "bytes" });
+  await cache.get("b", () => new Uint8Array([1, 2, 3]));
+  const cached = await cache.get("b", () => new Uint8Array([9]));
+  assert.equal([...cached], [1, 2, 3]);
+  assert.is(cached.buffer.byteLength, Number(await redis.send(["STRLEN", cache.keys("b").data])));
+  await cache.close();
+});
+
 Codec("a custom codec's encode and decode are used", async () => {
   const codec = {
     encode: (d: Date) => new TextEncoder().encode(String(d.getTime())),
