@@ -116,6 +116,7 @@ export interface Cache<T> {
   close(): Promise<void>;
 }
 
+const KEY_MEMO_SIZE = 10_000;
 const MISS: Verdict = { kind: "miss" };
 const closedError = () => new Error("Cannot get: the cache is closed");
 const HIT: Verdict = { kind: "hit" };
@@ -160,6 +161,7 @@ export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies
 class PipelineCache<T> implements Cache<T> {
   readonly #redis: RedisLike;
   readonly #namespace: string;
+  readonly #keyMemo = new Map<string, Keys>();
   readonly #ttlMs: number;
   readonly #commandTimeoutMs: number;
   readonly #channel: string;
@@ -234,7 +236,16 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   keys(identity: Identity): Keys {
-    return keysFor(this.#namespace, identity);
+    if (typeof identity !== "string") return keysFor(this.#namespace, identity);
+    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
+    // hit's CPU. The memo is bounded and simply starts over when full.
+    let keys = this.#keyMemo.get(identity);
+    if (keys === undefined) {
+      keys = keysFor(this.#namespace, identity);
+      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
+      this.#keyMemo.set(identity, keys);
+    }
+    return keys;
   }
 
   stats(): CacheStats {
