@@ -6,6 +6,10 @@
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import type { CacheEvent } from "../../strategies/_types.ts";
+import { deferred } from "../support/assert.ts";
+
+// One copy of these for every suite.
+export { deferred, until } from "../support/assert.ts";
 
 /**
  * Assert that `fn` rejects (or throws) an `ErrorClass` (matched by name too,
@@ -33,23 +37,6 @@ export async function rejects(
   if (typeof message === "string") assert.is(error.message, message);
   else if (message !== undefined) assert.match(error.message, message);
   return error;
-}
-
-/** A promise with its resolve and reject exposed, to hold a step until the test releases it. */
-export interface Deferred<T> {
-  readonly promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 /** Resolves `reached` once `n` parties have called `arrive()`; each `arrive()` resolves then too. */
@@ -130,15 +117,6 @@ export function events() {
       return new Promise((done) => waiters.push({ types, n, done }));
     },
   };
-}
-
-/** Poll `check` until it holds (for real events such as a lease expiring in Redis); throws after `withinMs`. */
-export async function until(check: () => boolean | Promise<boolean>, withinMs = 5000, everyMs = 5): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** Connect with RESP3 (push wake-ups) or RESP2 (polling). */
