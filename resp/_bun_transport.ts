@@ -14,6 +14,7 @@ interface BunSocket {
   end(): void;
   terminate?(): void;
   setNoDelay?(noDelay: boolean): boolean;
+  setKeepAlive?(enable: boolean, initialDelay?: number): boolean;
 }
 
 interface BunLike {
@@ -83,6 +84,8 @@ export async function openBunTransport(
   }
   opened = true;
   socket.setNoDelay?.(true);
+  // As on node:net: notice a half-open connection even when no command has a timeout.
+  socket.setKeepAlive?.(true, 30_000);
   const s = socket;
   const transport: Transport = {
     write(bytes) {

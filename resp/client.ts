@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import { Command, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
 import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
@@ -63,11 +64,13 @@ export class RedisClient implements RedisLike {
   #writer = new CommandWriter();
   #deadlines = new Deadlines<Command>((c) => this.#expire(c));
   #push = new Set<PushListener>();
-  #channels = new Map<string, Set<string>>();
+  /** Subscribed channels per kind, keyed by text, holding the argument as given (bytes stay bytes). */
+  #channels = new Map<string, Map<string, Arg>>();
   /** RESP2 only: a subscribed connection receives messages as plain arrays. */
   #subscribed2 = false;
   #writes = 0;
   #overdue: Command | undefined;
+  #overdueTimer: ReturnType<typeof setTimeout> | undefined;
   #bytesIn = 0;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
@@ -191,6 +194,12 @@ export class RedisClient implements RedisLike {
     if (this.#closedPromise) return this.#closedPromise;
     this.#closing = true;
     this.#closedPromise = (async () => {
+      if (!this.#connected) {
+        // Nothing can be answered while disconnected: waiting for a
+        // reconnect that may never come would make close() hang.
+        this.#shutdown(new ConnectionError(`The client was closed while disconnected from ${describeTarget(this.#o)}`));
+        return;
+      }
       if (!this.#closed) {
         // Settled by the last reply, by timeouts, or by #shutdown when the
         // connection drops meanwhile (or destroy() is called).
@@ -216,6 +225,7 @@ export class RedisClient implements RedisLike {
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     this.#stopOfflineSweep();
+    this.#stopOverdueWatch();
     const socket = this.#socket;
     this.#socket = undefined;
     socket?.destroy();
@@ -243,17 +253,18 @@ export class RedisClient implements RedisLike {
     if (c0 !== 0x73 && c0 !== 0x70 && c0 !== 0x75) return;
     const name = first.toLowerCase();
     if (!SUBSCRIBE_KINDS.has(name)) return;
-    cmd.expect = Math.max(1, cmd.args.length - 1);
     const base = name.replace(/^un/, "");
     let set = this.#channels.get(base);
-    if (set === undefined) this.#channels.set(base, (set = new Set()));
+    if (set === undefined) this.#channels.set(base, (set = new Map()));
+    // Redis confirms each channel once; an unsubscribe from everything
+    // confirms each channel still subscribed (or once when there is none).
+    cmd.expect = name.startsWith("un") && cmd.args.length === 1 ? Math.max(1, set.size) : Math.max(1, cmd.args.length - 1);
     for (const channel of cmd.args.slice(1)) {
-      const c = typeof channel === "string" ? channel : String(channel);
-      if (name.startsWith("un")) set.delete(c);
-      else set.add(c);
+      const key = typeof channel === "string" ? channel : channel instanceof Uint8Array ? `\0bytes:${Buffer.from(channel).toString("latin1")}` : String(channel);
+      if (name.startsWith("un")) set.delete(key);
+      else set.set(key, channel);
     }
     if (name.startsWith("un") && cmd.args.length === 1) set.clear();
-    if (this.#o.resp === 2) this.#subscribed2 = [...this.#channels.values()].some((c) => c.size > 0);
   }
 
   readonly #flush = (): void => {
@@ -304,15 +315,18 @@ export class RedisClient implements RedisLike {
     this.#overdue = cmd;
     const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
     const bytesAtStart = this.#bytesIn;
-    const timer = setTimeout(() => {
+    this.#overdueTimer = setTimeout(() => {
       this.#overdue = undefined;
+      this.#overdueTimer = undefined;
       if (this.#socket !== socket || socket === undefined) return;
       if (cmd.replied) {
         const head = this.#written.peek();
         if (head !== undefined && head.state === SETTLED) this.#watchOverdue(head);
         return;
       }
-      if (this.#bytesIn === bytesAtStart) {
+      // Bytes for the replies ahead of it (a large one still arriving) are
+      // no sign of trouble: only a reply at the head that keeps growing is.
+      if (this.#bytesIn === bytesAtStart || this.#written.peek() !== cmd) {
         this.#watchOverdue(cmd);
         return;
       }
@@ -320,7 +334,13 @@ export class RedisClient implements RedisLike {
         new ConnectionError(`Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`),
       );
     }, graceMs);
-    timer.unref?.();
+    this.#overdueTimer.unref?.();
+  }
+
+  #stopOverdueWatch(): void {
+    clearTimeout(this.#overdueTimer);
+    this.#overdueTimer = undefined;
+    this.#overdue = undefined;
   }
 
   #newDecoder(): Decoder {
@@ -340,6 +360,12 @@ export class RedisClient implements RedisLike {
     }
     const cmd = this.#written.peek();
     if (cmd === undefined) throw new ProtocolError("Reply received with no command waiting for it", -1);
+    // RESP2 (un)subscribe confirmations carry the count of subscriptions
+    // left: the connection is in subscribed mode exactly while it is above 0,
+    // as Redis itself sees it (not as of when the command was sent).
+    if (this.#o.resp === 2 && Array.isArray(value) && typeof value[2] === "number" && typeof value[0] === "string" && SUBSCRIBE_KINDS.has(value[0])) {
+      this.#subscribed2 = value[2] > 0;
+    }
     if (cmd.expect > 1 && Array.isArray(value)) {
       cmd.expect--;
       return;
@@ -461,7 +487,7 @@ export class RedisClient implements RedisLike {
       if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
     }
     if (o.db !== 0) steps.push(["SELECT", o.db]);
-    for (const [kind, set] of this.#channels) if (set.size > 0) steps.push([kind.toUpperCase(), ...set]);
+    for (const [kind, set] of this.#channels) if (set.size > 0) steps.push([kind.toUpperCase(), ...set.values()]);
     if (steps.length === 0) return;
     const replies = steps.map((args) => {
       const cmd = new Command(args, false);
@@ -492,6 +518,7 @@ export class RedisClient implements RedisLike {
   #onClose(socket: Transport): void {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
+    this.#stopOverdueWatch();
     this.#connected = false;
     this.#blocked = false;
     const cause = this.#lastError;

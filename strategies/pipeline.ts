@@ -241,7 +241,8 @@ class PipelineCache<T> implements Cache<T> {
     // hit's CPU. The memo is bounded and simply starts over when full.
     let keys = this.#keyMemo.get(identity);
     if (keys === undefined) {
-      keys = keysFor(this.#namespace, identity);
+      // Frozen: the same object goes to every caller of this identity.
+      keys = Object.freeze(keysFor(this.#namespace, identity));
       if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
       this.#keyMemo.set(identity, keys);
     }
@@ -303,6 +304,8 @@ class PipelineCache<T> implements Cache<T> {
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
       if (this.#closing !== undefined) throw closedError();
+      // A caller gone during the read must not start a load nobody waits for.
+      if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
       return await race(this.#background.track(this.#fill(req)), signal);
