@@ -3,7 +3,9 @@ import { execFileSync } from "node:child_process";
 
 const out = execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8" });
 const files = JSON.parse(out)[0].files.map((f) => f.path);
-const stray = files.filter((f) => !(f.startsWith("dist/") || f === "README.md" || f === "LICENSE" || f === "package.json"));
+const stray = files.filter((f) =>
+  !(f.startsWith("dist/") || f === "README.md" || f === "LICENSE" || f === "package.json")
+);
 if (stray.length > 0) {
   console.error("npm pack would ship files outside dist/, README.md, LICENSE:", stray);
   process.exit(1);

@@ -17,7 +17,10 @@ const installed = join(benchDir, "node_modules", ".package-lock.json");
 if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
   process.stderr.write("bench: installing bench/ dependencies (npm ci)\n");
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  const r = spawnSync(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: benchDir, stdio: ["ignore", 2, 2] });
+  const r = spawnSync(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: benchDir,
+    stdio: ["ignore", 2, 2],
+  });
   if (r.status !== 0) {
     process.stderr.write(`bench: npm ci in bench/ failed (${r.status ?? r.error})\n`);
     process.exit(1);

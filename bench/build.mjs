@@ -32,12 +32,17 @@ const STRATEGY_FILES = ["pipeline", "coalesce", "limit", "lease", "jitter", "xfe
 /** Which module provides `pipeline`, or why none does. */
 async function findCacheModule() {
   const reasons = [];
-  const candidates = ["mod.ts", "strategies/mod.ts", "pipeline.ts"].map((name) => ({ name, path: join(rootDir, name) }));
+  const candidates = ["mod.ts", "strategies/mod.ts", "pipeline.ts"].map((name) => ({
+    name,
+    path: join(rootDir, name),
+  }));
   // Before strategies/mod.ts exists: an entry re-exporting the strategy files that do.
   const files = STRATEGY_FILES.filter((f) => existsSync(join(rootDir, "strategies", `${f}.ts`)));
   candidates.push({
     name: "strategies/{" + STRATEGY_FILES.join(",") + "}.ts",
-    path: files.includes("pipeline") ? join(rootDir, "strategies", "pipeline.ts") : join(rootDir, "strategies", "(none).ts"),
+    path: files.includes("pipeline")
+      ? join(rootDir, "strategies", "pipeline.ts")
+      : join(rootDir, "strategies", "(none).ts"),
     contents: files.map((f) => `export * from "./strategies/${f}.ts";`).join("\n"),
   });
   for (const candidate of candidates) {
@@ -45,9 +50,14 @@ async function findCacheModule() {
       reasons.push(`${candidate.name} does not exist`);
       continue;
     }
-    const entry = candidate.contents === undefined
-      ? { entryPoints: [candidate.path] }
-      : { stdin: { contents: candidate.contents, resolveDir: rootDir, loader: "ts", sourcefile: "herdless-cache-entry.ts" } };
+    const entry = candidate.contents === undefined ? { entryPoints: [candidate.path] } : {
+      stdin: {
+        contents: candidate.contents,
+        resolveDir: rootDir,
+        loader: "ts",
+        sourcefile: "herdless-cache-entry.ts",
+      },
+    };
     try {
       const r = await esbuild.build({ ...common, ...entry, write: false, metafile: true, outdir: outDir });
       const exports = Object.values(r.metafile.outputs).flatMap((o) => o.exports ?? []);
@@ -68,12 +78,20 @@ export async function build() {
   const cachePlugin = {
     name: "herdless-cache",
     setup(b) {
-      b.onResolve({ filter: /^herdless:cache$/ }, () =>
-        cache.entryPoints !== undefined ? { path: cache.entryPoints[0] } : { path: "entry", namespace: "herdless-cache" });
-      b.onLoad({ filter: /.*/, namespace: "herdless-cache" }, () =>
-        cache.stdin !== undefined
-          ? { contents: cache.stdin.contents, resolveDir: cache.stdin.resolveDir, loader: "ts" }
-          : { contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`, loader: "js" });
+      b.onResolve(
+        { filter: /^herdless:cache$/ },
+        () =>
+          cache.entryPoints !== undefined
+            ? { path: cache.entryPoints[0] }
+            : { path: "entry", namespace: "herdless-cache" },
+      );
+      b.onLoad(
+        { filter: /.*/, namespace: "herdless-cache" },
+        () =>
+          cache.stdin !== undefined
+            ? { contents: cache.stdin.contents, resolveDir: cache.stdin.resolveDir, loader: "ts" }
+            : { contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`, loader: "js" },
+      );
     },
   };
   await esbuild.build({

@@ -41,8 +41,18 @@ const workloads: Workload[] = [
   workload("GET, 100-byte bulk strings", N, (i) => `$100\r\n${"v".repeat(95)}${pad(i)}\r\n`),
   workload("SET, +OK", N, () => "+OK\r\n"),
   workload("INCR, integers", N, (i) => `:${i}\r\n`),
-  workload("MGET x10 (replies = elements)", N, (i) => `*10\r\n${Array.from({ length: 10 }, (_, j) => `$6\r\nv${pad(i * 10 + j)}\r\n`).join("")}`, 10),
-  workload("HGETALL RESP3 map of 5", N, () => `%5\r\n${Array.from({ length: 5 }, (_, j) => `$2\r\nf${j}\r\n:${j}\r\n`).join("")}`, 5),
+  workload(
+    "MGET x10 (replies = elements)",
+    N,
+    (i) => `*10\r\n${Array.from({ length: 10 }, (_, j) => `$6\r\nv${pad(i * 10 + j)}\r\n`).join("")}`,
+    10,
+  ),
+  workload(
+    "HGETALL RESP3 map of 5",
+    N,
+    () => `%5\r\n${Array.from({ length: 5 }, (_, j) => `$2\r\nf${j}\r\n:${j}\r\n`).join("")}`,
+    5,
+  ),
 ];
 
 function timeIt(fn: () => number): { best: number; count: number } {
@@ -119,7 +129,9 @@ for (const w of workloads) {
     const other = timeIt(() => theirs(NodeRedis, w));
     if (other.count !== mine.count) line += ` (node-redis counted ${other.count}, we counted ${mine.count})`;
     const otherPerSecond = (w.replies / other.best) * 1000;
-    line += `   node-redis ${(otherPerSecond / 1e6).toFixed(2).padStart(6)} M/s   x${(perSecond / otherPerSecond).toFixed(2)}`;
+    line += `   node-redis ${(otherPerSecond / 1e6).toFixed(2).padStart(6)} M/s   x${
+      (perSecond / otherPerSecond).toFixed(2)
+    }`;
   }
   console.log(line);
 }

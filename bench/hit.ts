@@ -60,7 +60,11 @@ export interface HitRun {
 }
 
 /** Prepare the hit scenario: `pipeline` hits through the cache, `raw-get` GETs the same data keys. */
-export async function prepareHit(variant: "pipeline" | "raw-get", url: string, inFlight: 1 | typeof IN_FLIGHT): Promise<HitRun> {
+export async function prepareHit(
+  variant: "pipeline" | "raw-get",
+  url: string,
+  inFlight: 1 | typeof IN_FLIGHT,
+): Promise<HitRun> {
   const mod = cacheModule as CacheModule;
   const why = pipelineUnavailable();
   if (why !== undefined) throw new Error(`pipeline not available: ${why}`);

@@ -56,7 +56,9 @@ for (const file of files) {
   const pct = (c) => `${((c * 100) / busy).toFixed(1)}%`.padStart(6);
   const all = busy + idle + program;
   console.log(
-    `\n${basename(file)}: ${busy} samples in JS or GC; of all samples ${((idle * 100) / all).toFixed(1)}% idle (waiting in the event loop), ` +
+    `\n${basename(file)}: ${busy} samples in JS or GC; of all samples ${
+      ((idle * 100) / all).toFixed(1)
+    }% idle (waiting in the event loop), ` +
       `${((program * 100) / all).toFixed(1)}% (program) (native work outside JS: syscalls, libuv, the rest of V8)`,
   );
   console.log("  self   total  function");

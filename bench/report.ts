@@ -54,7 +54,13 @@ function find(series: readonly Series[], runtime: string, scenario: ScenarioName
   return series.find((s) => s.runtime === runtime && s.scenario === scenario && s.client === client);
 }
 
-function opsOf(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string, pick = median): number | undefined {
+function opsOf(
+  series: readonly Series[],
+  runtime: string,
+  scenario: ScenarioName,
+  client: string,
+  pick = median,
+): number | undefined {
   const s = find(series, runtime, scenario, client);
   if (s === undefined || s.opsPerSec.length === 0) return undefined;
   return pick(s.opsPerSec);
@@ -66,7 +72,9 @@ const best = (values: readonly number[]) => Math.max(...values);
 export function peakRss(series: readonly Series[], runtime: string, client: string, pick = median): number | undefined {
   let max: number | undefined;
   for (const s of series) {
-    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0 || s.scenario.startsWith("hit-")) continue;
+    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0 || s.scenario.startsWith("hit-")) {
+      continue;
+    }
     const m = pick(s.peakRssBytes);
     if (max === undefined || m > max) max = m;
   }
@@ -78,16 +86,36 @@ function ratio(a: number | undefined, b: number | undefined): number | undefined
 }
 
 /** Evaluate every target of issue #4 that this run has figures for. */
-export function targets(series: readonly Series[], pipelineWhy: string | undefined, requested: readonly ScenarioName[] = SCENARIOS): TargetResult[] {
+export function targets(
+  series: readonly Series[],
+  pipelineWhy: string | undefined,
+  requested: readonly ScenarioName[] = SCENARIOS,
+): TargetResult[] {
   const out: TargetResult[] = [];
   const atLeast = (name: string, r: [number | undefined, number | undefined], min: number, note?: string) =>
-    out.push({ name, ratio: r[0], best: r[1], want: `>= ${min.toFixed(2)}x`, met: r[0] === undefined ? undefined : r[0] >= min, ...(note ? { note } : {}) });
-  const ops = (runtime: string, scenario: ScenarioName, a: string, b: string): [number | undefined, number | undefined] => [
+    out.push({
+      name,
+      ratio: r[0],
+      best: r[1],
+      want: `>= ${min.toFixed(2)}x`,
+      met: r[0] === undefined ? undefined : r[0] >= min,
+      ...(note ? { note } : {}),
+    });
+  const ops = (
+    runtime: string,
+    scenario: ScenarioName,
+    a: string,
+    b: string,
+  ): [number | undefined, number | undefined] => [
     ratio(opsOf(series, runtime, scenario, a), opsOf(series, runtime, scenario, b)),
     ratio(opsOf(series, runtime, scenario, a, best), opsOf(series, runtime, scenario, b, best)),
   ];
-  const has = (runtime: string, scenario: ScenarioName) => series.some((s) => s.runtime === runtime && s.scenario === scenario);
-  const vsNodeRedis: [ScenarioName, number][] = [["get-seq", 1.0], ["get-100", 1.5], ["set-batch", 1.3], ["script-100", 1.5]];
+  const has = (runtime: string, scenario: ScenarioName) =>
+    series.some((s) => s.runtime === runtime && s.scenario === scenario);
+  const vsNodeRedis: [ScenarioName, number][] = [["get-seq", 1.0], ["get-100", 1.5], ["set-batch", 1.3], [
+    "script-100",
+    1.5,
+  ]];
   for (const [scenario, min] of vsNodeRedis) {
     if (!has("node", scenario)) continue;
     atLeast(`${DESCRIPTIONS[scenario]}: ours / node-redis`, ops("node", scenario, "ours", "node-redis"), min);
@@ -99,20 +127,39 @@ export function targets(series: readonly Series[], pipelineWhy: string | undefin
   const rss = ratio(peakRss(series, "node", "ours"), peakRss(series, "node", "node-redis"));
   const lowest = (values: readonly number[]) => Math.min(...values);
   const rssBest = ratio(peakRss(series, "node", "ours", lowest), peakRss(series, "node", "node-redis", lowest));
-  if (rss !== undefined) out.push({ name: "peak RSS (worst scenario): ours / node-redis", ratio: rss, best: rssBest, want: "<= 0.70x", met: rss <= 0.7 });
+  if (rss !== undefined) {
+    out.push({
+      name: "peak RSS (worst scenario): ours / node-redis",
+      ratio: rss,
+      best: rssBest,
+      want: "<= 0.70x",
+      met: rss <= 0.7,
+    });
+  }
   for (const scenario of ["hit-seq", "hit-100"] as const) {
     if (!requested.includes(scenario) || (pipelineWhy === undefined && !has("node", scenario))) continue;
     const r = ops("node", scenario, "pipeline", "raw-get");
-    atLeast(`${DESCRIPTIONS[scenario]}: full pipeline / raw GET`, r, 0.85, r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined);
+    atLeast(
+      `${DESCRIPTIONS[scenario]}: full pipeline / raw GET`,
+      r,
+      0.85,
+      r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined,
+    );
   }
   return out;
 }
 
 const fmtOps = (n: number | undefined) =>
-  n === undefined || !Number.isFinite(n) ? "-" : n >= 10_000 ? `${Math.round(n / 1000).toLocaleString("en-US")}k` : `${(n / 1000).toFixed(1)}k`;
+  n === undefined || !Number.isFinite(n)
+    ? "-"
+    : n >= 10_000
+    ? `${Math.round(n / 1000).toLocaleString("en-US")}k`
+    : `${(n / 1000).toFixed(1)}k`;
 const fmtRatio = (r: number | undefined) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
 const fmtMiB = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
-const verdict = (t: TargetResult | undefined) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
+const verdict = (
+  t: TargetResult | undefined,
+) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
 
 function cell(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): string {
   const s = find(series, runtime, scenario, client);
@@ -129,7 +176,12 @@ function table(head: string[], rows: string[][]): string {
 }
 
 /** The whole report as Markdown. */
-export function markdown(series: readonly Series[], pipelineWhy: string | undefined, reps: number, requested: readonly ScenarioName[]): string {
+export function markdown(
+  series: readonly Series[],
+  pipelineWhy: string | undefined,
+  reps: number,
+  requested: readonly ScenarioName[],
+): string {
   const ts = targets(series, pipelineWhy, requested);
   const target = (prefix: string) => ts.find((t) => t.name.startsWith(prefix));
   const out: string[] = [];
@@ -153,14 +205,24 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
     });
   if (nodeRows.length > 0) {
     out.push(`Node, ops/s (median of ${reps}; ± is half the spread when it reaches 10%)`, "");
-    out.push(table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "vs ioredis", "target", ""], nodeRows), "");
+    out.push(
+      table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "vs ioredis", "target", ""], nodeRows),
+      "",
+    );
   }
 
   const bunRows = clientScenarios
     .filter((s) => series.some((x) => x.runtime === "bun" && x.scenario === s))
     .map((s) => {
       const t = target(`Bun, ${DESCRIPTIONS[s]}`);
-      return [DESCRIPTIONS[s], cell(series, "bun", s, "ours"), cell(series, "bun", s, "bun"), fmtRatio(t?.ratio), t?.want ?? "", verdict(t)];
+      return [
+        DESCRIPTIONS[s],
+        cell(series, "bun", s, "ours"),
+        cell(series, "bun", s, "bun"),
+        fmtRatio(t?.ratio),
+        t?.want ?? "",
+        verdict(t),
+      ];
     });
   if (bunRows.length > 0) {
     out.push(`Bun, ops/s (median of ${reps})`, "");
@@ -189,7 +251,13 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
     });
   if (hitRows.length > 0) {
     out.push(`Cache hit on Node, herdless client, ops/s (median of ${reps})`, "");
-    out.push(table(["scenario", "raw GET", "full pipeline", "ratio", "target", "", "peak RSS raw GET", "peak RSS pipeline"], hitRows), "");
+    out.push(
+      table(
+        ["scenario", "raw GET", "full pipeline", "ratio", "target", "", "peak RSS raw GET", "peak RSS pipeline"],
+        hitRows,
+      ),
+      "",
+    );
     if (pipelineWhy !== undefined) out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
   }
 
@@ -222,7 +290,13 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
       fmtMiB(peakRss(series, "bun", "bun")),
     ]);
     out.push("Peak RSS of each client's own process (VmHWM, median)", "");
-    out.push(table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "herdless on Bun", "Bun RedisClient"], rssRows), "");
+    out.push(
+      table(
+        ["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "herdless on Bun", "Bun RedisClient"],
+        rssRows,
+      ),
+      "",
+    );
   }
 
   const cpuRows = series
@@ -238,12 +312,18 @@ export function markdown(series: readonly Series[], pipelineWhy: string | undefi
     });
   if (cpuRows.length > 0) {
     out.push("Where the time goes: CPU busy share of each side's core, and CPU µs per operation (medians)", "");
-    out.push(table(["scenario", "client", "ops/s", "client busy", "client µs/op", "server busy", "server µs/op"], cpuRows), "");
+    out.push(
+      table(["scenario", "client", "ops/s", "client busy", "client µs/op", "server busy", "server µs/op"], cpuRows),
+      "",
+    );
   }
 
   out.push("Targets (issue #4)", "");
   out.push(
-    table(["target", "medians", "best repetitions", "want", "verdict (medians)"], ts.map((t) => [t.name, fmtRatio(t.ratio), fmtRatio(t.best), t.want, t.note ?? verdict(t)])),
+    table(
+      ["target", "medians", "best repetitions", "want", "verdict (medians)"],
+      ts.map((t) => [t.name, fmtRatio(t.ratio), fmtRatio(t.best), t.want, t.note ?? verdict(t)]),
+    ),
     "",
   );
   const met = ts.filter((t) => t.met === true).length;

@@ -71,7 +71,9 @@ function parseArgs(argv: readonly string[]): Options {
     const raw = value(name);
     if (raw === undefined) return undefined;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new RangeError(`Cannot run the bench: '${name}' must be an integer >= ${min}, got ${raw}`);
+    if (!Number.isInteger(n) || n < min) {
+      throw new RangeError(`Cannot run the bench: '${name}' must be an integer >= ${min}, got ${raw}`);
+    }
     return n;
   };
   o.reps = int("--reps", 1) ?? o.reps;
@@ -82,7 +84,11 @@ function parseArgs(argv: readonly string[]): Options {
   if (only !== undefined) {
     const names = only.split(",").map((s) => s.trim());
     for (const n of names) {
-      if (!(SCENARIOS as readonly string[]).includes(n)) throw new RangeError(`Cannot run the bench: unknown scenario '${n}' in --only (known: ${SCENARIOS.join(", ")})`);
+      if (!(SCENARIOS as readonly string[]).includes(n)) {
+        throw new RangeError(
+          `Cannot run the bench: unknown scenario '${n}' in --only (known: ${SCENARIOS.join(", ")})`,
+        );
+      }
     }
     o.only = names as ScenarioName[];
   }
@@ -91,7 +97,9 @@ function parseArgs(argv: readonly string[]): Options {
 
 /** The Bun binary: `BUN`, the root devDependency, or `bun` on PATH. */
 function findBun(): string | undefined {
-  const candidates = [process.env.BUN, join(rootDir, "node_modules", ".bin", "bun"), "bun"].filter((c): c is string => !!c);
+  const candidates = [process.env.BUN, join(rootDir, "node_modules", ".bin", "bun"), "bun"].filter((c): c is string =>
+    !!c
+  );
   for (const c of candidates) {
     const r = spawnSync(c, ["--version"], { encoding: "utf8" });
     if (r.status === 0) return c;
@@ -115,7 +123,9 @@ function version(bin: string, args: string[]): string {
 
 function packageVersion(name: string): string {
   try {
-    return (JSON.parse(readFileSync(join(benchDir, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(benchDir, "node_modules", name, "package.json"), "utf8")) as {
+      version: string;
+    }).version;
   } catch {
     return "?";
   }
@@ -133,7 +143,10 @@ const hasTaskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 
 /** The runtime's own peak RSS with nothing loaded: what every client's figure includes. */
 function runtimeBaseline(bin: string): number | undefined {
-  const r = spawnSync(bin, ["-e", `process.stdout.write(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status","utf8"))[1])`], { encoding: "utf8" });
+  const r = spawnSync(bin, [
+    "-e",
+    `process.stdout.write(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status","utf8"))[1])`,
+  ], { encoding: "utf8" });
   const kb = Number(r.stdout);
   return r.status === 0 && kb > 0 ? kb * 1024 : undefined;
 }
@@ -144,22 +157,40 @@ interface Job {
   rep: number;
 }
 
-function plan(o: Options, bun: string | undefined, url: string, pipelineWhy: string | undefined, serverPid: number | undefined): Job[] {
+function plan(
+  o: Options,
+  bun: string | undefined,
+  url: string,
+  pipelineWhy: string | undefined,
+  serverPid: number | undefined,
+): Job[] {
   const jobs: Job[] = [];
-  const base = { url, warmupMs: o.warmupMs, durationMs: o.durationMs, resp: 2 as const, ...(serverPid === undefined ? {} : { serverPid }) };
+  const base = {
+    url,
+    warmupMs: o.warmupMs,
+    durationMs: o.durationMs,
+    resp: 2 as const,
+    ...(serverPid === undefined ? {} : { serverPid }),
+  };
   for (const scenario of o.only) {
     for (let rep = 1; rep <= o.reps; rep++) {
       if (scenario.startsWith("hit-")) {
         // Without a pipeline there is nothing to compare the raw GET with: the report says why.
         if (!o.node || pipelineWhy !== undefined) continue;
-        for (const client of ["raw-get", "pipeline"] as const) jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        for (const client of ["raw-get", "pipeline"] as const) {
+          jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        }
         continue;
       }
       if (o.node) {
-        for (const client of ["ours", "node-redis", "ioredis"] as const) jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        for (const client of ["ours", "node-redis", "ioredis"] as const) {
+          jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        }
       }
       if (o.bun && bun !== undefined) {
-        for (const client of ["ours", "bun"] as const) jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
+        for (const client of ["ours", "bun"] as const) {
+          jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
+        }
       }
     }
   }
@@ -173,7 +204,12 @@ function runJob(job: Job, o: Options, bun: string | undefined): Promise<WorkerRe
     const dir = join(here, "prof");
     mkdirSync(dir, { recursive: true });
     const name = `${job.runtime}-${job.task.scenario}-${job.task.client}-${job.rep}.cpuprofile`;
-    args.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`, `--cpu-prof-interval=${o.cpuProfIntervalUs}`);
+    args.push(
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-name=${name}`,
+      `--cpu-prof-interval=${o.cpuProfIntervalUs}`,
+    );
   }
   args.push(workerPath, JSON.stringify(job.task));
   const [cmd, argv] = o.pin && hasTaskset ? ["taskset", ["-c", "1", bin, ...args]] : [bin, args];
@@ -250,7 +286,11 @@ async function main(): Promise<void> {
       durationMs: o.durationMs,
       command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
     };
-    log(`herdless bench ${env.date}: ${env.nproc} x ${env.cpu}; Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`);
+    log(
+      `herdless bench ${env.date}: ${env.nproc} x ${env.cpu}; Node ${env.node}, Bun ${
+        env.bun ?? "-"
+      }, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`,
+    );
 
     const jobs = plan(o, bun, url, pipelineWhy, server?.pid);
     const series: Series[] = [];
@@ -259,9 +299,20 @@ async function main(): Promise<void> {
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
       const r = await runJob(job, o, bun);
-      let s = series.find((x) => x.runtime === job.runtime && x.scenario === job.task.scenario && x.client === job.task.client);
+      let s = series.find((x) =>
+        x.runtime === job.runtime && x.scenario === job.task.scenario && x.client === job.task.client
+      );
       if (s === undefined) {
-        s = { runtime: job.runtime, scenario: job.task.scenario, client: job.task.client, opsPerSec: [], peakRssBytes: [], clientBusy: [], serverBusy: [], errors: [] };
+        s = {
+          runtime: job.runtime,
+          scenario: job.task.scenario,
+          client: job.task.client,
+          opsPerSec: [],
+          peakRssBytes: [],
+          clientBusy: [],
+          serverBusy: [],
+          errors: [],
+        };
         series.push(s);
       }
       if (r.layers !== undefined) layers = r.layers;
@@ -275,30 +326,57 @@ async function main(): Promise<void> {
       const busy = (ms: number | undefined) => (ms === undefined ? "-" : `${Math.round((ms * 100) / r.elapsedMs)}%`);
       const what = r.error !== undefined
         ? `error: ${r.error}`
-        : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${(r.peakRssBytes / 1048576).toFixed(1)} MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
+        : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${
+          (r.peakRssBytes / 1048576).toFixed(1)
+        } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
       log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
     }
-    const baseline = { node: runtimeBaseline(process.execPath), bun: bun === undefined ? undefined : runtimeBaseline(bun) };
+    const baseline = {
+      node: runtimeBaseline(process.execPath),
+      bun: bun === undefined ? undefined : runtimeBaseline(bun),
+    };
     env.loadAfter = loadAverage();
     const spreads = series.filter((s) => s.opsPerSec.length > 1).map((s) => spread(s.opsPerSec));
     const noise = spreads.length === 0 ? undefined : median(spreads);
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
     if (o.json) {
-      process.stdout.write(JSON.stringify({ env, noise, runtimeBaselineRssBytes: baseline, pipelineUnavailable: pipelineWhy ?? null, series, pipelineLayers: layers, targets: targets(series, pipelineWhy, o.only) }, null, 2) + "\n");
+      process.stdout.write(
+        JSON.stringify(
+          {
+            env,
+            noise,
+            runtimeBaselineRssBytes: baseline,
+            pipelineUnavailable: pipelineWhy ?? null,
+            series,
+            pipelineLayers: layers,
+            targets: targets(series, pipelineWhy, o.only),
+          },
+          null,
+          2,
+        ) + "\n",
+      );
     } else {
       const mib = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
       process.stdout.write(
         [
           "",
           `Date: ${env.date}`,
-          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}; load average ${env.loadBefore ?? "?"} before, ${env.loadAfter ?? "?"} after (${env.nproc} cores)`,
-          `Versions: Node ${env.node}, Bun ${env.bun ?? "-"}, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}`,
+          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}; load average ${env.loadBefore ?? "?"} before, ${
+            env.loadAfter ?? "?"
+          } after (${env.nproc} cores)`,
+          `Versions: Node ${env.node}, Bun ${
+            env.bun ?? "-"
+          }, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}`,
           `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
           `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
-          ...(noise === undefined ? [] : [`Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`]),
+          ...(noise === undefined
+            ? []
+            : [`Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`]),
           `Command: ${env.command}`,
-          ...(layers === undefined ? [] : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
+          ...(layers === undefined
+            ? []
+            : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
           "",
           markdown(series, pipelineWhy, o.reps, o.only),
           "",
@@ -317,7 +395,10 @@ async function removeBenchKeys(url: string): Promise<void> {
   try {
     let cursor = "0";
     do {
-      const [next, keys] = (await redis.send(["SCAN", cursor, "MATCH", "bench:*", "COUNT", 1000])) as [string, string[]];
+      const [next, keys] = (await redis.send(["SCAN", cursor, "MATCH", "bench:*", "COUNT", 1000])) as [
+        string,
+        string[],
+      ];
       if (keys.length > 0) await redis.send(["UNLINK", ...keys]);
       cursor = next;
     } while (cursor !== "0");

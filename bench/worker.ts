@@ -77,12 +77,25 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
     const extra = hit.loads() - loadsBefore;
     await hit.close();
     if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
-    return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), heapSpaces: heapSpaces(), layers: hit.layers };
+    return {
+      ...base,
+      ...m,
+      opsPerSec: (m.ops * 1000) / m.elapsedMs,
+      peakRssBytes: rss("VmHWM"),
+      heapSpaces: heapSpaces(),
+      layers: hit.layers,
+    };
   }
   const client = await openClient(task.client, task.url, task.resp);
   const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs, task.serverPid);
   await client.close();
-  return { ...base, ...m, opsPerSec: (m.ops * 1000) / m.elapsedMs, peakRssBytes: rss("VmHWM"), heapSpaces: heapSpaces() };
+  return {
+    ...base,
+    ...m,
+    opsPerSec: (m.ops * 1000) / m.elapsedMs,
+    peakRssBytes: rss("VmHWM"),
+    heapSpaces: heapSpaces(),
+  };
 }
 
 const baseRssBytes = rss("VmRSS");

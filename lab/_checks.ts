@@ -33,13 +33,21 @@ export function checkRow(scenario: string, row: RowResult, hung: number, settled
     p.push(`${at}: ${row.requests} requests issued but ${settled} settled`);
   }
   // The origin counts its own calls; the caches count the loads they start. They must agree exactly.
-  if (row.originCalls !== s.loads) p.push(`${at}: the origin counted ${row.originCalls} calls but the caches started ${s.loads} loads`);
+  if (row.originCalls !== s.loads) {
+    p.push(`${at}: the origin counted ${row.originCalls} calls but the caches started ${s.loads} loads`);
+  }
   // Every load is started by a miss or by a background refresh (early or stale), never out of nowhere.
   if (s.loads > s.misses + s.earlyRefreshes + s.stale) {
-    p.push(`${at}: ${s.loads} loads but only ${s.misses} misses + ${s.earlyRefreshes} early refreshes + ${s.stale} stale reads`);
+    p.push(
+      `${at}: ${s.loads} loads but only ${s.misses} misses + ${s.earlyRefreshes} early refreshes + ${s.stale} stale reads`,
+    );
   }
-  if (row.peakConcurrent > row.originCalls) p.push(`${at}: peak concurrency ${row.peakConcurrent} above ${row.originCalls} calls`);
-  if (row.originErrors > row.originCalls) p.push(`${at}: ${row.originErrors} origin errors out of ${row.originCalls} calls`);
+  if (row.peakConcurrent > row.originCalls) {
+    p.push(`${at}: peak concurrency ${row.peakConcurrent} above ${row.originCalls} calls`);
+  }
+  if (row.originErrors > row.originCalls) {
+    p.push(`${at}: ${row.originErrors} origin errors out of ${row.originCalls} calls`);
+  }
   if (row.stale > row.requests) p.push(`${at}: ${row.stale} stale responses for ${row.requests} requests`);
   for (const [k, v] of Object.entries(s)) if (v < 0) p.push(`${at}: counter ${k} went backwards (${v})`);
   return p;

@@ -98,7 +98,13 @@ export class SimOrigin {
     const bucket = Math.min(this.series.length - 1, Math.max(0, Math.floor(at / this.#bucketMs)));
     this.series[bucket]!++;
     return new Promise<string>((resolve, reject) => {
-      this.#running.push({ startedAt: now, finishV: this.#v + this.#base, fails: this.#failing(at), resolve: () => resolve(`value-${n}`), reject });
+      this.#running.push({
+        startedAt: now,
+        finishV: this.#v + this.#base,
+        fails: this.#failing(at),
+        resolve: () => resolve(`value-${n}`),
+        reject,
+      });
       this.peak = Math.max(this.peak, this.#running.length);
       this.#schedule(now);
     });

@@ -16,7 +16,7 @@ import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timer
 import { connect, type RedisClient } from "../resp/mod.ts";
 import { type Cache, type CacheStats, pipeline } from "../strategies/mod.ts";
 import { addStats, checkRow, subStats } from "./_checks.ts";
-import { describeRow, type LayerSettings, ROWS, rowLabel, strategiesFor } from "./_layers.ts";
+import { describeRow, type LayerSettings, rowLabel, ROWS, strategiesFor } from "./_layers.ts";
 import { type LoadResult, percentiles, runLoad } from "./_load.ts";
 import { type OriginOptions, SimOrigin } from "./_origin.ts";
 import type { LabContext, Mark, RowResult, ScenarioResult } from "./_types.ts";
@@ -94,7 +94,10 @@ async function openRow(ctx: LabContext, spec: SteadySpec, index: number): Promis
   const origin = new SimOrigin({ ...spec.origin, bucketMs: spec.bucketMs, buckets });
   const redis = await Promise.all(Array.from({ length: spec.pools }, () => connect({ url: ctx.url, resp: 3 })));
   const caches = redis.map((r) =>
-    pipeline<string>({ redis: r, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${index}` }, ...strategiesFor(index, spec.layers))
+    pipeline<string>(
+      { redis: r, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${index}` },
+      ...strategiesFor(index, spec.layers),
+    )
   );
   return { index, redis, caches, origin, loader: () => origin.call() };
 }
@@ -119,7 +122,9 @@ async function warm(spec: SteadySpec, row: Row): Promise<void> {
   try {
     for (let first = 0; first < spec.keys; first += WARM_CHUNK) {
       const count = Math.min(WARM_CHUNK, spec.keys - first);
-      await Promise.all(Array.from({ length: count }, (_, k) => cache.get(["k", first + k], loader, { timeoutMs: 20_000 })));
+      await Promise.all(
+        Array.from({ length: count }, (_, k) => cache.get(["k", first + k], loader, { timeoutMs: 20_000 })),
+      );
     }
   } finally {
     await cache.close();
@@ -146,11 +151,14 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
       row.before = totals(row);
     }
     const events = (spec.events ?? []).map(
-      (e) => new Promise<void>((resolve, reject) => timers.push(setTimeout(() => e.run().then(resolve, reject), e.atMs))),
+      (e) =>
+        new Promise<void>((resolve, reject) => timers.push(setTimeout(() => e.run().then(resolve, reject), e.atMs))),
     );
     ticker = setInterval(() => {
       const s = ((performance.now() - t0) / 1000).toFixed(1);
-      ctx.progress(`${spec.title} ${s}/${spec.durationMs / 1000} s, origin calls ${rows.map((r) => r.origin.calls).join("/")}`);
+      ctx.progress(
+        `${spec.title} ${s}/${spec.durationMs / 1000} s, origin calls ${rows.map((r) => r.origin.calls).join("/")}`,
+      );
     }, 200);
     const loads: LoadResult[] = await Promise.all(
       rows.map((row) => {

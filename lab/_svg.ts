@@ -48,45 +48,78 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   // log10(1 + v): 0 stays on the baseline, 1 call is visible, 1,000 fits.
   const scale = (v: number) => (Math.log10(1 + v) / Math.log10(1 + peak)) * (PANEL - 4);
   const x = (ms: number) => LEFT + (ms / spanMs) * PLOT;
-  const header = [...wrap(s.setup), ...wrap(`${s.origin}. Bars: origin calls started per ${s.bucketMs} ms (log scale, shared).`)];
+  const header = [
+    ...wrap(s.setup),
+    ...wrap(`${s.origin}. Bars: origin calls started per ${s.bucketMs} ms (log scale, shared).`),
+  ];
   const TOP = HEAD + (header.length - 2) * 16;
   const bottom = TOP + s.rows.length * (PANEL + GAP);
   const H = bottom + 40;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT} font-size="11">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="12" y="22" font-size="15" font-weight="600">${esc(`${index}. ${s.title}: origin calls over time`)}</text>`,
+    `<text x="12" y="22" font-size="15" font-weight="600">${
+      esc(`${index}. ${s.title}: origin calls over time`)
+    }</text>`,
     ...header.map((line, i) => `<text x="12" y="${40 + i * 16}" fill="#444">${esc(line)}</text>`),
   ];
   for (const m of s.marks) {
     if (m.toMs !== undefined) {
-      out.push(`<rect x="${x(m.atMs).toFixed(1)}" y="${TOP - 20}" width="${(x(m.toMs) - x(m.atMs)).toFixed(1)}" height="${bottom - TOP + 20}" fill="#f6d7d3" opacity="0.6"/>`);
-      out.push(`<text x="${(x(m.atMs) + 3).toFixed(1)}" y="${TOP - 10}" fill="#a33" font-size="10">${esc(m.label)}</text>`);
+      out.push(
+        `<rect x="${x(m.atMs).toFixed(1)}" y="${TOP - 20}" width="${(x(m.toMs) - x(m.atMs)).toFixed(1)}" height="${
+          bottom - TOP + 20
+        }" fill="#f6d7d3" opacity="0.6"/>`,
+      );
+      out.push(
+        `<text x="${(x(m.atMs) + 3).toFixed(1)}" y="${TOP - 10}" fill="#a33" font-size="10">${esc(m.label)}</text>`,
+      );
     } else {
       // Point marks (TTL, FLUSHALL) are labelled on their own line, above the spans' labels.
-      out.push(`<line x1="${x(m.atMs).toFixed(1)}" x2="${x(m.atMs).toFixed(1)}" y1="${TOP - 26}" y2="${bottom}" stroke="#999" stroke-dasharray="3,3"/>`);
-      out.push(`<text x="${(x(m.atMs) + 3).toFixed(1)}" y="${TOP - 22}" fill="#666" font-size="10">${esc(m.label)}</text>`);
+      out.push(
+        `<line x1="${x(m.atMs).toFixed(1)}" x2="${x(m.atMs).toFixed(1)}" y1="${
+          TOP - 26
+        }" y2="${bottom}" stroke="#999" stroke-dasharray="3,3"/>`,
+      );
+      out.push(
+        `<text x="${(x(m.atMs) + 3).toFixed(1)}" y="${TOP - 22}" fill="#666" font-size="10">${esc(m.label)}</text>`,
+      );
     }
   }
   s.rows.forEach((r, i) => {
     const base = TOP + i * (PANEL + GAP) + PANEL;
     const color = i === 0 ? "#c0392b" : "#2c6fb8";
-    out.push(`<text x="${LEFT - 30}" y="${base - PANEL / 2 + 4}" text-anchor="end" font-weight="600">${esc(r.set)}</text>`);
+    out.push(
+      `<text x="${LEFT - 30}" y="${base - PANEL / 2 + 4}" text-anchor="end" font-weight="600">${esc(r.set)}</text>`,
+    );
     out.push(`<line x1="${LEFT}" x2="${LEFT + PLOT}" y1="${base}" y2="${base}" stroke="#bbb"/>`);
     for (const tick of [1, 10, 100, 1000, 10000]) {
       if (tick > peak) break;
       const y = base - scale(tick);
       out.push(`<line x1="${LEFT}" x2="${LEFT + PLOT}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#eee"/>`);
-      out.push(`<text x="${LEFT - 3}" y="${(y + 3).toFixed(1)}" text-anchor="end" fill="#aaa" font-size="8">${tick}</text>`);
+      out.push(
+        `<text x="${LEFT - 3}" y="${(y + 3).toFixed(1)}" text-anchor="end" fill="#aaa" font-size="8">${tick}</text>`,
+      );
     }
     const bw = PLOT / buckets;
     r.series.forEach((v, b) => {
       if (v === 0) return;
       const h = scale(v);
-      out.push(`<rect x="${(LEFT + b * bw).toFixed(1)}" y="${(base - h).toFixed(1)}" width="${Math.max(1, bw - 0.5).toFixed(1)}" height="${h.toFixed(1)}" fill="${color}"><title>${esc(`${r.set}: ${v} calls at ${num((b * s.bucketMs) / 1000)} s`)}</title></rect>`);
+      out.push(
+        `<rect x="${(LEFT + b * bw).toFixed(1)}" y="${(base - h).toFixed(1)}" width="${
+          Math.max(1, bw - 0.5).toFixed(1)
+        }" height="${h.toFixed(1)}" fill="${color}"><title>${
+          esc(`${r.set}: ${v} calls at ${num((b * s.bucketMs) / 1000)} s`)
+        }</title></rect>`,
+      );
     });
-    const side = `${r.originCalls.toLocaleString("en-US")} call${r.originCalls === 1 ? "" : "s"}, peak ${r.peakConcurrent}`;
-    const fail = r.errors + r.timeouts > 0 ? `${(r.errors + r.timeouts).toLocaleString("en-US")} failed` : r.stale > 0 ? `${r.stale.toLocaleString("en-US")} stale` : "";
+    const side = `${r.originCalls.toLocaleString("en-US")} call${
+      r.originCalls === 1 ? "" : "s"
+    }, peak ${r.peakConcurrent}`;
+    const fail = r.errors + r.timeouts > 0
+      ? `${(r.errors + r.timeouts).toLocaleString("en-US")} failed`
+      : r.stale > 0
+      ? `${r.stale.toLocaleString("en-US")} stale`
+      : "";
     out.push(`<text x="${LEFT + PLOT + 8}" y="${base - PANEL / 2}" fill="#222">${esc(side)}</text>`);
     if (fail) out.push(`<text x="${LEFT + PLOT + 8}" y="${base - PANEL / 2 + 13}" fill="#666">${esc(fail)}</text>`);
   });
@@ -99,8 +132,16 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   }
   if (s.durationMs < spanMs) {
     // Calls right of this line are the drain: loads and refreshes still running when requests stopped.
-    out.push(`<line x1="${x(s.durationMs).toFixed(1)}" x2="${x(s.durationMs).toFixed(1)}" y1="${TOP - 26}" y2="${bottom}" stroke="#444"/>`);
-    out.push(`<text x="${(x(s.durationMs) - 3).toFixed(1)}" y="${bottom + 30}" text-anchor="end" fill="#444" font-size="10">requests stop here</text>`);
+    out.push(
+      `<line x1="${x(s.durationMs).toFixed(1)}" x2="${x(s.durationMs).toFixed(1)}" y1="${
+        TOP - 26
+      }" y2="${bottom}" stroke="#444"/>`,
+    );
+    out.push(
+      `<text x="${(x(s.durationMs) - 3).toFixed(1)}" y="${
+        bottom + 30
+      }" text-anchor="end" fill="#444" font-size="10">requests stop here</text>`,
+    );
   }
   out.push("</svg>");
   return `${out.join("\n")}\n`;

@@ -50,13 +50,21 @@ export function formatScenario(index: number, s: ScenarioResult): string {
   ];
   const notes: string[] = [];
   if (s.loopDelay !== undefined) {
-    notes.push(`event-loop delay of the lab process during the run: p99 ${ms(s.loopDelay.p99)} ms, max ${ms(s.loopDelay.max)} ms (latency below that is the machine, not the cache)`);
+    notes.push(
+      `event-loop delay of the lab process during the run: p99 ${ms(s.loopDelay.p99)} ms, max ${
+        ms(s.loopDelay.max)
+      } ms (latency below that is the machine, not the cache)`,
+    );
     if (s.loopDelay.p99 > STARVED_MS) {
-      notes.push(`WARNING: the lab process was starved (event-loop p99 above ${STARVED_MS} ms): this scenario's latencies, timeouts and the unprotected rows' counts measure the machine; run it again on a quieter one`);
+      notes.push(
+        `WARNING: the lab process was starved (event-loop p99 above ${STARVED_MS} ms): this scenario's latencies, timeouts and the unprotected rows' counts measure the machine; run it again on a quieter one`,
+      );
     }
   }
   for (const r of s.rows) {
-    if (r.dropped > 0) notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
+    if (r.dropped > 0) {
+      notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
+    }
     if (r.originErrors > 0) notes.push(`${r.set}: ${count(r.originErrors)} origin calls failed`);
     for (const e of r.errorSamples) notes.push(`${r.set}: ${e.length > 160 ? `${e.slice(0, 157)}...` : e}`);
   }

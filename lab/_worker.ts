@@ -60,7 +60,16 @@ async function main(): Promise<void> {
     await control.send(["RPUSH", k.ready, id]);
     if ((await control.send(["BLPOP", k.go, 30])) === null) throw new Error(`worker ${id}: never released`);
     released = performance.now();
-    const report: BurstReport = { id, latencies: [], ok: 0, errors: 0, timeouts: 0, errorSamples: [], offsets, stats: caches[0]!.stats() };
+    const report: BurstReport = {
+      id,
+      latencies: [],
+      ok: 0,
+      errors: 0,
+      timeouts: 0,
+      errorSamples: [],
+      offsets,
+      stats: caches[0]!.stats(),
+    };
     const samples = new Map<string, string>();
     await Promise.all(
       caches.flatMap((cache) =>

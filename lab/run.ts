@@ -81,8 +81,14 @@ const server = await labServer();
 const machine = `${cpus().length} x ${cpus()[0]?.model.trim() ?? "cpu"}`;
 print(`## herdless stampede lab${flags.quick ? " (--quick)" : ""}`);
 print("");
-print(`${new Date().toISOString().slice(0, 10)}, Node ${process.version}, Redis ${server.version}${server.owned ? " (disposable, loopback)" : " (REDIS_URL)"}, ${machine}.`);
-print("Each set runs side by side with the others on its own pools, keys and simulated origin; origin calls and peaks are exact counts, latencies depend on the machine.");
+print(
+  `${new Date().toISOString().slice(0, 10)}, Node ${process.version}, Redis ${server.version}${
+    server.owned ? " (disposable, loopback)" : " (REDIS_URL)"
+  }, ${machine}.`,
+);
+print(
+  "Each set runs side by side with the others on its own pools, keys and simulated origin; origin calls and peaks are exact counts, latencies depend on the machine.",
+);
 
 const results: ScenarioResult[] = [];
 const crashes: string[] = [];
@@ -105,7 +111,10 @@ for (const { s, n } of chosen) {
     const took = `${((performance.now() - t) / 1000).toFixed(1)} s`;
     // The Markdown file embeds the chart by a path relative to itself.
     const embed = flags.md === undefined ? "" : relative(dirname(flags.md), file);
-    print(`chart: ${relative(process.cwd(), file)} (${took})`, `![${s.title}: origin calls over time](${embed}) (${took})`);
+    print(
+      `chart: ${relative(process.cwd(), file)} (${took})`,
+      `![${s.title}: origin calls over time](${embed}) (${took})`,
+    );
   } catch (error) {
     crashes.push(`${s.id}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     print("");
@@ -119,13 +128,24 @@ await server.stop();
 const seconds = (performance.now() - started) / 1000;
 const problems = results.flatMap((r) => r.problems);
 print("");
-print(`lab finished in ${seconds.toFixed(1)} s${flags.quick ? " (--quick)" : ""}: ${results.length} scenario(s), ${problems.length} impossible count(s), ${crashes.length} crash(es).`);
+print(
+  `lab finished in ${seconds.toFixed(1)} s${
+    flags.quick ? " (--quick)" : ""
+  }: ${results.length} scenario(s), ${problems.length} impossible count(s), ${crashes.length} crash(es).`,
+);
 for (const p of problems) print(`- impossible count: ${p}`);
 for (const c of crashes) process.stderr.write(`crash: ${c}\n`);
 
 if (flags.json !== undefined) {
   mkdirSync(dirname(flags.json), { recursive: true });
-  const meta = { date: new Date().toISOString(), node: process.version, redis: server.version, machine, quick: flags.quick, seconds };
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.version,
+    redis: server.version,
+    machine,
+    quick: flags.quick,
+    seconds,
+  };
   writeFileSync(flags.json, `${JSON.stringify({ meta, scenarios: results, problems, crashes }, null, 1)}\n`);
 }
 if (flags.md !== undefined) {

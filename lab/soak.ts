@@ -36,7 +36,9 @@ function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i === -1) return fallback;
   const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v <= 0) throw new RangeError(`--${name} must be a positive integer, got ${process.argv[i + 1]}`);
+  if (!Number.isInteger(v) || v <= 0) {
+    throw new RangeError(`--${name} must be a positive integer, got ${process.argv[i + 1]}`);
+  }
   return v;
 }
 
@@ -48,9 +50,10 @@ const CLUSTER = process.argv.includes("--cluster");
 const ROUNDS = 10;
 const COMMAND_TIMEOUT_MS = 1000;
 
-const gc: (() => void) | undefined =
-  (globalThis as { gc?: () => void }).gc ??
-  ((globalThis as { Bun?: { gc(force: boolean): void } }).Bun ? () => (globalThis as unknown as { Bun: { gc(f: boolean): void } }).Bun.gc(true) : undefined);
+const gc: (() => void) | undefined = (globalThis as { gc?: () => void }).gc ??
+  ((globalThis as { Bun?: { gc(force: boolean): void } }).Bun
+    ? () => (globalThis as unknown as { Bun: { gc(f: boolean): void } }).Bun.gc(true)
+    : undefined);
 
 function heapNow(): number {
   gc?.();
@@ -108,7 +111,10 @@ async function main(): Promise<void> {
   if (CLUSTER) {
     const cluster = await startCluster();
     stopServer = () => cluster.stop();
-    sides = [side(await connectCluster({ seeds: cluster.seeds, resp: 3 })), side(await connectCluster({ seeds: cluster.seeds }))];
+    sides = [
+      side(await connectCluster({ seeds: cluster.seeds, resp: 3 })),
+      side(await connectCluster({ seeds: cluster.seeds })),
+    ];
   } else {
     const server = await startRedis({ args: ["--maxmemory", "512mb"] });
     stopServer = () => server.stop();
@@ -146,7 +152,9 @@ async function main(): Promise<void> {
   };
   const drain = async () => {
     // Calls have settled; background refreshes may still run: wait for the visible queues to empty.
-    for (let i = 0; i < 200 && Object.values(sizes(sides)).some((v) => v > 0); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && Object.values(sizes(sides)).some((v) => v > 0); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
     await new Promise((r) => setTimeout(r, 500));
   };
 
@@ -175,13 +183,29 @@ async function main(): Promise<void> {
 
   const stats = sides.map((s) => s.cache.stats());
   const sum = (k: keyof (typeof stats)[number]) => stats.reduce((n, s) => n + s[k], 0);
-  console.log(`soak: ${GETS.toLocaleString()} gets over ${KEYS.toLocaleString()} keys, ${IN_FLIGHT} in flight, ${CLUSTER ? "Redis Cluster (3+3)" : "one redis-server"}`);
-  console.log(`  ${seconds.toFixed(1)} s, ${Math.round(GETS / seconds).toLocaleString()} gets/s; origin loads ${loads.toLocaleString()}, failed gets ${failed.toLocaleString()}`);
   console.log(
-    `  hits ${sum("hits")}, misses ${sum("misses")}, stale ${sum("stale")}, early refreshes ${sum("earlyRefreshes")}, leases won ${sum("leasesWon")}, ` +
-      `waits ${sum("waits")}, coalesced ${sum("coalesced")}, shed ${sum("shed")}, timeouts ${sum("timeouts")}, late rejected ${sum("lateRejected")}`,
+    `soak: ${GETS.toLocaleString()} gets over ${KEYS.toLocaleString()} keys, ${IN_FLIGHT} in flight, ${
+      CLUSTER ? "Redis Cluster (3+3)" : "one redis-server"
+    }`,
   );
-  console.log(`  heap ${gc ? "after GC" : "(no GC available: run with --expose-gc)"}: before ${mb(heapBefore)}, after ${mb(heapAfter)}, change ${mb(heapAfter - heapBefore)}`);
+  console.log(
+    `  ${seconds.toFixed(1)} s, ${
+      Math.round(GETS / seconds).toLocaleString()
+    } gets/s; origin loads ${loads.toLocaleString()}, failed gets ${failed.toLocaleString()}`,
+  );
+  console.log(
+    `  hits ${sum("hits")}, misses ${sum("misses")}, stale ${sum("stale")}, early refreshes ${
+      sum("earlyRefreshes")
+    }, leases won ${sum("leasesWon")}, ` +
+      `waits ${sum("waits")}, coalesced ${sum("coalesced")}, shed ${sum("shed")}, timeouts ${
+        sum("timeouts")
+      }, late rejected ${sum("lateRejected")}`,
+  );
+  console.log(
+    `  heap ${gc ? "after GC" : "(no GC available: run with --expose-gc)"}: before ${mb(heapBefore)}, after ${
+      mb(heapAfter)
+    }, change ${mb(heapAfter - heapBefore)}`,
+  );
   console.log(`  heap after each tenth of the run: ${rounds.map((h) => (h / 2 ** 20).toFixed(1)).join(" ")} MiB`);
   console.log(`  heap right after the last get (calls settled, timers not yet fired): ${mb(busy)}`);
   let ok = heapAfter - heapBefore <= HEAP_ALLOWANCE || gc === undefined;

@@ -22,7 +22,12 @@ export interface MapSource {
  * @param stop checked between attempts: a closed client stops asking.
  * @throws the last attempt's error when no source gives a map.
  */
-export async function readSlotMap(sources: readonly MapSource[], node: ResolvedOptions, timeoutMs: number, stop: () => boolean): Promise<Topology | undefined> {
+export async function readSlotMap(
+  sources: readonly MapSource[],
+  node: ResolvedOptions,
+  timeoutMs: number,
+  stop: () => boolean,
+): Promise<Topology | undefined> {
   let lastError: unknown = new ConnectionError("No cluster node is known");
   for (const { address, client } of sources) {
     if (stop()) return undefined;
@@ -40,7 +45,14 @@ export async function readSlotMap(sources: readonly MapSource[], node: ResolvedO
 }
 
 async function askOnce(address: NodeAddress, node: ResolvedOptions, timeoutMs: number): Promise<Topology> {
-  const client = new RedisClient({ ...node, host: address.host, port: address.port, connectTimeoutMs: timeoutMs, reconnect: false, offlineQueue: 0 });
+  const client = new RedisClient({
+    ...node,
+    host: address.host,
+    port: address.port,
+    connectTimeoutMs: timeoutMs,
+    reconnect: false,
+    offlineQueue: 0,
+  });
   try {
     await client.ready;
     return await ask(client, address.host, node.tls !== undefined, timeoutMs);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type ConnectOptions, type ResolvedOptions, resolveConnectOptions } from "./options.ts";
+import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { type NodeAddress, nodeAddress } from "./_slot_map.ts";
 
 /**
@@ -13,8 +13,11 @@ import { type NodeAddress, nodeAddress } from "./_slot_map.ts";
  * `rediss://` seed turns TLS on and a seed URL's user and password are used
  * unless given here.
  */
-export interface ClusterOptions
-  extends Pick<ConnectOptions, "username" | "password" | "tls" | "resp" | "name" | "connectTimeoutMs" | "commandTimeoutMs" | "reconnect"> {
+export interface ClusterOptions extends
+  Pick<
+    ConnectOptions,
+    "username" | "password" | "tls" | "resp" | "name" | "connectTimeoutMs" | "commandTimeoutMs" | "reconnect"
+  > {
   /** Nodes to read the slot map from: `redis://host:port` URLs or `host:port`. One reachable node is enough. */
   seeds: readonly string[];
   /** Most MOVED/ASK redirections followed for one command before its last error is returned. @default {16} */
@@ -58,7 +61,9 @@ function integer(value: unknown, name: string, min: number): number {
 
 function seedUrl(seed: unknown, i: number): string {
   if (typeof seed !== "string" || seed.length === 0) {
-    throw new TypeError(`Cannot connect to cluster: 'seeds[${i}]' must be a non-empty string, got ${seed === "" ? '""' : typeof seed}`);
+    throw new TypeError(
+      `Cannot connect to cluster: 'seeds[${i}]' must be a non-empty string, got ${seed === "" ? '""' : typeof seed}`,
+    );
   }
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(seed) ? seed : `redis://${seed}`;
 }
@@ -69,13 +74,26 @@ function seedUrl(seed: unknown, i: number): string {
  * @throws {RangeError | TypeError} naming the first bad setting.
  */
 export function resolveClusterOptions(target: readonly string[] | ClusterOptions): ResolvedClusterOptions {
-  const o: ClusterOptions = Array.isArray(target) ? { seeds: target as readonly string[] } : ({ ...(target as ClusterOptions) });
+  const o: ClusterOptions = Array.isArray(target)
+    ? { seeds: target as readonly string[] }
+    : ({ ...(target as ClusterOptions) });
   if (o === null || typeof o !== "object") throw new TypeError("Cannot connect to cluster: expected seeds or options");
   if (!Array.isArray(o.seeds) || o.seeds.length === 0) {
     throw new TypeError(`Cannot connect to cluster: 'seeds' must be a non-empty array of URLs or host:port strings`);
   }
   const common: ConnectOptions = {};
-  for (const k of ["username", "password", "tls", "resp", "name", "connectTimeoutMs", "commandTimeoutMs", "reconnect"] as const) {
+  for (
+    const k of [
+      "username",
+      "password",
+      "tls",
+      "resp",
+      "name",
+      "connectTimeoutMs",
+      "commandTimeoutMs",
+      "reconnect",
+    ] as const
+  ) {
     if (o[k] !== undefined) (common as Record<string, unknown>)[k] = o[k];
   }
   const seeds: NodeAddress[] = [];
@@ -83,11 +101,15 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
   o.seeds.forEach((seed, i) => {
     const url = seedUrl(seed, i);
     if (url.startsWith("unix:") || url.startsWith("redis+unix:")) {
-      throw new TypeError(`Cannot connect to cluster: 'seeds[${i}]' must be a TCP address, got ${JSON.stringify(seed)}`);
+      throw new TypeError(
+        `Cannot connect to cluster: 'seeds[${i}]' must be a TCP address, got ${JSON.stringify(seed)}`,
+      );
     }
     // Validates every shared setting too, with connect()'s own messages.
     const r = resolveConnectOptions({ ...common, url, offlineQueue: false });
-    if (r.db !== 0) throw new RangeError(`Cannot connect to cluster: 'seeds[${i}]' selects db ${r.db}; a cluster has only db 0`);
+    if (r.db !== 0) {
+      throw new RangeError(`Cannot connect to cluster: 'seeds[${i}]' selects db ${r.db}; a cluster has only db 0`);
+    }
     first ??= r;
     seeds.push(nodeAddress(r.host, r.port));
   });

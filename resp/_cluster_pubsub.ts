@@ -47,14 +47,16 @@ export class ClusterSubscriber {
   send(command: readonly Arg[], name: string, options: SendOptions | undefined): Promise<Reply> {
     const kind = name.replace(/^un/, "");
     let set = this.#channels.get(kind);
-    if (set === undefined) this.#channels.set(kind, (set = new Set()));
+    if (set === undefined) this.#channels.set(kind, set = new Set());
     if (name.startsWith("un") && command.length === 1) set.clear();
     for (const c of command.slice(1)) {
       if (name.startsWith("un")) set.delete(String(c));
       else set.add(String(c));
     }
     if (this.#client === undefined || this.#failed) this.#move(this.#pick(undefined, false));
-    if (this.#client === undefined) return Promise.reject(new ConnectionError("No cluster node is known to subscribe on"));
+    if (this.#client === undefined) {
+      return Promise.reject(new ConnectionError("No cluster node is known to subscribe on"));
+    }
     // The RedisClient itself restores subscriptions when it reconnects to the
     // same node; this watchdog only handles a node that does not come back.
     this.#timer ??= setInterval(() => this.check(), this.#checkMs);

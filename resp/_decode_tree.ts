@@ -66,7 +66,9 @@ export class ReplyTree {
    */
   open(kind: number, n: number, at: number): void {
     const depth = this.depth;
-    if (depth >= this.maxDepth) throw new ProtocolError(`Invalid RESP: aggregates nested deeper than ${this.maxDepth}`, at);
+    if (depth >= this.maxDepth) {
+      throw new ProtocolError(`Invalid RESP: aggregates nested deeper than ${this.maxDepth}`, at);
+    }
     if (kind === PUSH && depth !== 0) kind = ARRAY;
     if (n === 0) {
       this.closed(kind, kind >= MAP ? (Object.create(null) as ReplyMap) : []);
@@ -93,7 +95,9 @@ export class ReplyTree {
   /** `.` at absolute offset `at` ends the innermost aggregate, which must be streamed and not halfway through a map entry. */
   end(at: number): void {
     const frame = this.depth > 0 ? this.frames[this.depth - 1]! : undefined;
-    if (frame === undefined || frame.left !== -1) throw new ProtocolError("Invalid RESP: '.' outside a streamed aggregate", at);
+    if (frame === undefined || frame.left !== -1) {
+      throw new ProtocolError("Invalid RESP: '.' outside a streamed aggregate", at);
+    }
     if (frame.hasKey) throw new ProtocolError("Invalid RESP: streamed map ended between a key and its value", at);
     this.depth--;
     this.closed(frame.kind, take(frame));

@@ -113,7 +113,9 @@ export function parseShards(reply: Reply, viaHost: string, tls: boolean): Topolo
     const slots = Array.isArray(shard.slots) ? shard.slots : [];
     if (primary === undefined || slots.length === 0) continue;
     let owns = false;
-    for (let i = 0; i + 1 < slots.length; i += 2) owns = assign(topology, int(slots[i]), int(slots[i + 1]), primary.id) || owns;
+    for (let i = 0; i + 1 < slots.length; i += 2) {
+      owns = assign(topology, int(slots[i]), int(slots[i + 1]), primary.id) || owns;
+    }
     if (owns && !topology.primaries.includes(primary.id)) topology.primaries.push(primary.id);
   }
   return topology;

@@ -14,10 +14,17 @@ import { describeTarget, openTransport, type Transport } from "./connection.ts";
 import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError, TimeoutError } from "./errors.ts";
-import { type ConnectOptions, type ResolvedOptions, resolveConnectOptions } from "./options.ts";
+import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
 
-const SUBSCRIBE_KINDS = new Set(["subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"]);
+const SUBSCRIBE_KINDS = new Set([
+  "subscribe",
+  "psubscribe",
+  "ssubscribe",
+  "unsubscribe",
+  "punsubscribe",
+  "sunsubscribe",
+]);
 const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
 
 /** Receives RESP3 push frames (pub/sub messages, client tracking invalidations). */
@@ -139,7 +146,9 @@ export class RedisClient implements RedisLike {
     if (this.#closing || this.#closed) {
       return Promise.reject(new ConnectionError("The client is closed"));
     }
-    if (!this.#connected && this.#unsent.length >= this.#o.offlineQueue && this.#compactUnsent() >= this.#o.offlineQueue) {
+    if (
+      !this.#connected && this.#unsent.length >= this.#o.offlineQueue && this.#compactUnsent() >= this.#o.offlineQueue
+    ) {
       return Promise.reject(
         this.#o.offlineQueue === 0
           ? new ConnectionError(`Not connected to ${describeTarget(this.#o)}`, { cause: this.#lastError })
@@ -255,12 +264,18 @@ export class RedisClient implements RedisLike {
     if (!SUBSCRIBE_KINDS.has(name)) return;
     const base = name.replace(/^un/, "");
     let set = this.#channels.get(base);
-    if (set === undefined) this.#channels.set(base, (set = new Map()));
+    if (set === undefined) this.#channels.set(base, set = new Map());
     // Redis confirms each channel once; an unsubscribe from everything
     // confirms each channel still subscribed (or once when there is none).
-    cmd.expect = name.startsWith("un") && cmd.args.length === 1 ? Math.max(1, set.size) : Math.max(1, cmd.args.length - 1);
+    cmd.expect = name.startsWith("un") && cmd.args.length === 1
+      ? Math.max(1, set.size)
+      : Math.max(1, cmd.args.length - 1);
     for (const channel of cmd.args.slice(1)) {
-      const key = typeof channel === "string" ? channel : channel instanceof Uint8Array ? `\0bytes:${Buffer.from(channel).toString("latin1")}` : String(channel);
+      const key = typeof channel === "string"
+        ? channel
+        : channel instanceof Uint8Array
+        ? `\0bytes:${Buffer.from(channel).toString("latin1")}`
+        : String(channel);
       if (name.startsWith("un")) set.delete(key);
       else set.set(key, channel);
     }
@@ -331,7 +346,9 @@ export class RedisClient implements RedisLike {
         return;
       }
       socket.destroy(
-        new ConnectionError(`Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`),
+        new ConnectionError(
+          `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,
+        ),
       );
     }, graceMs);
     this.#overdueTimer.unref?.();
@@ -363,7 +380,10 @@ export class RedisClient implements RedisLike {
     // RESP2 (un)subscribe confirmations carry the count of subscriptions
     // left: the connection is in subscribed mode exactly while it is above 0,
     // as Redis itself sees it (not as of when the command was sent).
-    if (this.#o.resp === 2 && Array.isArray(value) && typeof value[2] === "number" && typeof value[0] === "string" && SUBSCRIBE_KINDS.has(value[0])) {
+    if (
+      this.#o.resp === 2 && Array.isArray(value) && typeof value[2] === "number" && typeof value[0] === "string" &&
+      SUBSCRIBE_KINDS.has(value[0])
+    ) {
       this.#subscribed2 = value[2] > 0;
     }
     if (cmd.expect > 1 && Array.isArray(value)) {
@@ -455,9 +475,10 @@ export class RedisClient implements RedisLike {
       await this.#handshake(socket);
     } catch (cause) {
       // A refused AUTH or SELECT is the server's word and stays a RedisReplyError.
-      const error = cause instanceof RedisReplyError
-        ? cause
-        : new ConnectionError(`Cannot connect to ${describeTarget(this.#o)}: the handshake failed (${(cause as Error).message})`, { cause });
+      const error = cause instanceof RedisReplyError ? cause : new ConnectionError(
+        `Cannot connect to ${describeTarget(this.#o)}: the handshake failed (${(cause as Error).message})`,
+        { cause },
+      );
       this.#lastError = error;
       socket.destroy();
       if (first) {
@@ -483,7 +504,9 @@ export class RedisClient implements RedisLike {
       if (o.name !== undefined) hello.push("SETNAME", o.name);
       steps.push(hello);
     } else {
-      if (o.password !== undefined) steps.push(o.username === undefined ? ["AUTH", o.password] : ["AUTH", o.username, o.password]);
+      if (o.password !== undefined) {
+        steps.push(o.username === undefined ? ["AUTH", o.password] : ["AUTH", o.username, o.password]);
+      }
       if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
     }
     if (o.db !== 0) steps.push(["SELECT", o.db]);
@@ -594,7 +617,9 @@ function checkArgs(command: readonly Arg[]): TypeError | undefined {
     if (t === "string" || a instanceof Uint8Array) continue;
     if (t === "number" && Number.isFinite(a)) continue;
     return new TypeError(
-      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${a === null ? "null" : t === "number" ? String(a) : t}`,
+      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
+        a === null ? "null" : t === "number" ? String(a) : t
+      }`,
     );
   }
   return undefined;

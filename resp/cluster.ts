@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { RedisClient, type PushListener } from "./client.ts";
+import { type PushListener, RedisClient } from "./client.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
 import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./_cluster_options.ts";
 import { routeSlot } from "./_command_keys.ts";
@@ -204,14 +204,19 @@ export class ClusterClient implements RedisLike {
     this.#inflight++;
     if (node !== undefined && node.client.connected) {
       return node.client.send(command, options).then(this.#settled, (error: unknown) => {
-        if (!isRedisReplyError(error) || !(error.code === "MOVED" || error.code === "ASK" || RETRYABLE.has(error.code))) {
+        if (
+          !isRedisReplyError(error) || !(error.code === "MOVED" || error.code === "ASK" || RETRYABLE.has(error.code))
+        ) {
           if (isConnectionError(error)) this.#requestRefresh();
           return this.#failed(error);
         }
         return this.#run(command, slot, options, startedAt, deadline, error, node).then(this.#settled, this.#failed);
       });
     }
-    return this.#run(command, slot, options, startedAt, deadline, undefined, undefined).then(this.#settled, this.#failed);
+    return this.#run(command, slot, options, startedAt, deadline, undefined, undefined).then(
+      this.#settled,
+      this.#failed,
+    );
   }
 
   // Every command is counted until it settles, so close() can wait for the
@@ -251,7 +256,10 @@ export class ClusterClient implements RedisLike {
           }
           if (e.code === "MOVED" || e.code === "ASK") {
             if (++redirections > this.#o.maxRedirections) {
-              throw new RedisReplyError(`${e.message} (gave up after ${this.#o.maxRedirections} redirections: maxRedirections)`, { cause: e });
+              throw new RedisReplyError(
+                `${e.message} (gave up after ${this.#o.maxRedirections} redirections: maxRedirections)`,
+                { cause: e },
+              );
             }
             const [, slotText, endpoint] = e.message.split(" ");
             const target = parseEndpoint(endpoint ?? "", failedOn?.address.host ?? "127.0.0.1");
@@ -442,7 +450,12 @@ export class ClusterClient implements RedisLike {
     }
     try {
       // Bounded well below connectTimeoutMs' default: a frozen node must not hold every refresh for 10 s.
-      const topology = await readSlotMap(sources, this.#o.node, Math.min(this.#o.node.connectTimeoutMs, 2000), () => this.#closed);
+      const topology = await readSlotMap(
+        sources,
+        this.#o.node,
+        Math.min(this.#o.node.connectTimeoutMs, 2000),
+        () => this.#closed,
+      );
       if (topology === undefined) return;
       this.#apply(topology);
       this.#stats.refreshes++;
@@ -462,7 +475,9 @@ export class ClusterClient implements RedisLike {
     // name it again, and reconnecting each time would churn.
     for (const node of [...this.#nodes.values()]) {
       const known = topology.nodes.has(node.address.id) || topology.primaries.includes(node.address.id);
-      if (!known || node.failed || (!node.client.connected && !topology.primaries.includes(node.address.id))) this.#retire(node);
+      if (!known || node.failed || (!node.client.connected && !topology.primaries.includes(node.address.id))) {
+        this.#retire(node);
+      }
     }
     for (const id of topology.primaries) this.#node(id);
     // A subscriber that lost its node moves, so pushes keep flowing (a waiter polls meanwhile).
@@ -531,7 +546,11 @@ export class ClusterClient implements RedisLike {
 function timeout(command: readonly Arg[], startedAt: number, cause: unknown): TimeoutError {
   const waited = Date.now() - startedAt;
   const name = typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
-  return new TimeoutError(`Command ${name} timed out after ${waited} ms`, waited, cause === undefined ? undefined : { cause });
+  return new TimeoutError(
+    `Command ${name} timed out after ${waited} ms`,
+    waited,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function describe(command: readonly Arg[], slot: number): string {

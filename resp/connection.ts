@@ -8,7 +8,7 @@
  * @module
  */
 import { connect as netConnect, type Socket } from "node:net";
-import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { ConnectionError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { openBunTransport } from "./_bun_transport.ts";

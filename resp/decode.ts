@@ -285,7 +285,10 @@ export class Decoder {
             q++;
           }
           const stop = q + 2 + n;
-          if (c === CR && q > pos + 1 && stop + 2 <= end && n <= this.#maxBulk && buf[q + 1] === LF && buf[stop] === CR && buf[stop + 1] === LF) {
+          if (
+            c === CR && q > pos + 1 && stop + 2 <= end && n <= this.#maxBulk && buf[q + 1] === LF && buf[stop] === CR &&
+            buf[stop + 1] === LF
+          ) {
             pos = stop + 2;
             tree.value(this.#bin ? copyBytes(buf, q + 2, stop) : utf8(buf, q + 2, stop));
             continue;
@@ -313,7 +316,9 @@ export class Decoder {
               this.#endStream();
               continue;
             }
-            if (this.#streamLen + n > this.#maxBulk) fail(`streamed string longer than ${this.#maxBulk} bytes`, base + start);
+            if (this.#streamLen + n > this.#maxBulk) {
+              fail(`streamed string longer than ${this.#maxBulk} bytes`, base + start);
+            }
           }
           const stop = p + n;
           if (stop + 2 > end) return this.#startBulk(type, buf, p, end, n);
@@ -414,7 +419,14 @@ export class Decoder {
    * the bytes of a buffers-mode value: a copy out of a fed chunk, or a
    * plain view of a payload the decoder allocated.
    */
-  #payload(type: number, buf: Buffer, a: number, b: number, base: number, copy: (buf: Buffer, a: number, b: number) => Uint8Array): void {
+  #payload(
+    type: number,
+    buf: Buffer,
+    a: number,
+    b: number,
+    base: number,
+    copy: (buf: Buffer, a: number, b: number) => Uint8Array,
+  ): void {
     if (type === T_BLOBERR) {
       this.#tree.value(new RedisReplyError(utf8(buf, a, b)));
       return;
@@ -457,7 +469,10 @@ export class Decoder {
     }
     buf.copy(this.#line, have, pos, stop);
     const type = this.#line[0];
-    if (lf === -1 && need <= LINE_MAX && (type === T_SIMPLE || type === T_ERROR || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM)) {
+    if (
+      lf === -1 && need <= LINE_MAX &&
+      (type === T_SIMPLE || type === T_ERROR || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM)
+    ) {
       // A text line still without its LF: parsing it again now could only
       // find an error that parsing it once whole finds at the same offset,
       // and re-scanning on every chunk would cost O(n^2) when fed in tiny
@@ -524,7 +539,9 @@ export class Decoder {
     while (this.#bulkCrlf < 2) {
       if (pos >= end) return pos;
       const want = this.#bulkCrlf === 0 ? CR : LF;
-      if (buf[pos] !== want) fail(`expected ${want === CR ? "CR" : "LF"} after the payload`, this.#bulkAt + n + this.#bulkCrlf);
+      if (buf[pos] !== want) {
+        fail(`expected ${want === CR ? "CR" : "LF"} after the payload`, this.#bulkAt + n + this.#bulkCrlf);
+      }
       this.#bulkCrlf++;
       pos++;
     }
@@ -536,7 +553,7 @@ export class Decoder {
     return pos;
   }
 
-    #streamPart(bytes: Uint8Array): void {
+  #streamPart(bytes: Uint8Array): void {
     this.#stream!.push(bytes);
     this.#streamLen += bytes.length;
   }

@@ -204,7 +204,7 @@ export class CommandWriter {
     this.#len = p;
   }
 
-    #writeString(s: string): void {
+  #writeString(s: string): void {
     const n = s.length;
     // Worst case: 3 UTF-8 bytes per UTF-16 unit (a surrogate pair is 4 bytes
     // for 2 units), plus `$`, up to 16 digits and two CRLFs.
@@ -251,7 +251,7 @@ export class CommandWriter {
     this.#len = p;
   }
 
-    #writeNumber(v: number): void {
+  #writeNumber(v: number): void {
     if (Number.isSafeInteger(v)) {
       // Integers go out as decimal digits with no intermediate string.
       this.#ensure(40);
@@ -280,7 +280,7 @@ export class CommandWriter {
     else this.#writeString(String(v));
   }
 
-    #writeBytes(bytes: Uint8Array): void {
+  #writeBytes(bytes: Uint8Array): void {
     const n = bytes.length;
     this.#ensure(n + 21);
     this.#writeHeader(DOLLAR, n);

@@ -31,7 +31,9 @@ export class CrossSlotError extends Error {
   readonly slots: readonly [number, number];
   constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
     super(
-      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${slots[1]}); ` +
+      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${
+        slots[1]
+      }); ` +
         "give keys used together a shared {hash tag}",
     );
     this.name = "CrossSlotError";
@@ -79,4 +81,3 @@ function show(key: Arg): string {
   const s = String(key);
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);
 }
-

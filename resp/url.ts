@@ -66,7 +66,9 @@ export function parseRedisUrl(url: string): RedisUrl {
 
 function parseDb(text: string, url: string): number {
   if (!/^\d+$/.test(text)) {
-    throw new TypeError(`Cannot connect: the database in 'url' must be a non-negative integer, got ${JSON.stringify(url)}`);
+    throw new TypeError(
+      `Cannot connect: the database in 'url' must be a non-negative integer, got ${JSON.stringify(url)}`,
+    );
   }
   return Number(text);
 }

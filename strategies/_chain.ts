@@ -30,7 +30,10 @@ export function request(fields: FillRequest, loader: Loader<unknown>): Request {
  * passes on a request it built from scratch, gets an error instead of a
  * second origin call.
  */
-export function compose(strategies: readonly Strategy[], load: (req: FillRequest, loader: Loader<unknown>) => Promise<Outcome>): Fill {
+export function compose(
+  strategies: readonly Strategy[],
+  load: (req: FillRequest, loader: Loader<unknown>) => Promise<Outcome>,
+): Fill {
   let chain: Fill = (req) => load(req, (req as Request)[CALL].loader);
   for (let level = strategies.length - 1; level >= 0; level--) {
     const s = strategies[level]!;

@@ -13,7 +13,9 @@ import type { Identity, Keys } from "./_types.ts";
 export function checkNamespace(namespace: unknown): string {
   if (typeof namespace !== "string" || namespace.length === 0 || /[{}]/.test(namespace)) {
     throw new TypeError(
-      `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ${JSON.stringify(namespace)}`,
+      `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ${
+        JSON.stringify(namespace)
+      }`,
     );
   }
   return namespace;

@@ -11,7 +11,17 @@ import { NEVER } from "./_call.ts";
 import type { ResolvedCodec } from "./_codec.ts";
 import { decodeEnvelope, encodeEnvelope } from "./_envelope.ts";
 import { publishScript } from "./_scripts.ts";
-import type { CacheContext, Entry, FillRequest, Keys, Loader, Outcome, ReadResult, Strategy, WritePlan } from "./_types.ts";
+import type {
+  CacheContext,
+  Entry,
+  FillRequest,
+  Keys,
+  Loader,
+  Outcome,
+  ReadResult,
+  Strategy,
+  WritePlan,
+} from "./_types.ts";
 
 /** Reads and publishes entries for one cache. */
 export class Publisher {
@@ -128,11 +138,19 @@ export class Publisher {
   #shape(key: string, value: unknown, ttlMs: number, loadMs: number) {
     const negative = value === undefined;
     if (negative && this.#negativeTtlMs === 0) return undefined;
-    const plan: WritePlan = { negative, freshMs: negative ? this.#negativeTtlMs : ttlMs, staleMs: 0, ifErrorMs: 0, loadMs };
-    if (!negative) for (const s of this.#writers) s.write!(plan);
+    const plan: WritePlan = {
+      negative,
+      freshMs: negative ? this.#negativeTtlMs : ttlMs,
+      staleMs: 0,
+      ifErrorMs: 0,
+      loadMs,
+    };
+    if (!negative) { for (const s of this.#writers) s.write!(plan); }
     const px = plan.freshMs + plan.staleMs + plan.ifErrorMs;
     if (!Number.isInteger(px) || px <= 0 || plan.freshMs <= 0) {
-      throw new RangeError(`Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`);
+      throw new RangeError(
+        `Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`,
+      );
     }
     let payload: string | Uint8Array;
     try {
@@ -140,9 +158,12 @@ export class Publisher {
       return { envelope: encodeEnvelope(plan, payload), px };
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new TypeError(`Cannot cache ${key}: the ${this.#codec.name} codec cannot encode the loaded value (${reason})`, {
-        cause: error,
-      });
+      throw new TypeError(
+        `Cannot cache ${key}: the ${this.#codec.name} codec cannot encode the loaded value (${reason})`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 }

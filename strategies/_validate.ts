@@ -53,7 +53,9 @@ export function func<F>(where: string, name: string, value: unknown): F {
 export function optionsObject<T extends object>(where: string, options: unknown): Partial<T> {
   if (options === undefined) return {};
   if (options === null || typeof options !== "object") {
-    throw new TypeError(`Cannot ${where}: options must be an object, got ${options === null ? "null" : typeof options}`);
+    throw new TypeError(
+      `Cannot ${where}: options must be an object, got ${options === null ? "null" : typeof options}`,
+    );
   }
   return options as Partial<T>;
 }

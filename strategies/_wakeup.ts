@@ -112,7 +112,7 @@ class Hub {
     const key = text(push[2]);
     if (channel === undefined || key === undefined) return;
     const tickets = channel.watchers.get(key);
-    if (tickets !== undefined) for (const ticket of tickets) ticket.wake();
+    if (tickets !== undefined) { for (const ticket of tickets) ticket.wake(); }
   }
 
   /** Drop `channel` (if it is still the one under `name`); the push listener goes with the last one. */
@@ -232,10 +232,14 @@ export class Wakeups {
   // Never rejects: its outcome is recorded in the fields.
   async #subscribe(client: PushCapable): Promise<void> {
     let hub = hubs.get(client);
-    if (hub === undefined) hubs.set(client, (hub = new Hub(client)));
+    if (hub === undefined) hubs.set(client, hub = new Hub(client));
     let channel = hub.channels.get(this.#channel);
     if (channel === undefined) {
-      const created: Channel = { refs: 0, watchers: new Map(), subscribed: subscribe(client, this.#channel, this.#timeoutMs) };
+      const created: Channel = {
+        refs: 0,
+        watchers: new Map(),
+        subscribed: subscribe(client, this.#channel, this.#timeoutMs),
+      };
       hub.channels.set(this.#channel, created);
       const owner = hub;
       // Registered first, so it runs before any holder sees the outcome: a
@@ -265,7 +269,7 @@ export class Wakeups {
     const watchers = this.#joined?.watchers;
     if (watchers === undefined) return new Ticket(() => {});
     let set = watchers.get(key);
-    if (set === undefined) watchers.set(key, (set = new Set()));
+    if (set === undefined) watchers.set(key, set = new Set());
     const ticket: Ticket = new Ticket(() => {
       set.delete(ticket);
       if (set.size === 0 && watchers.get(key) === set) watchers.delete(key);

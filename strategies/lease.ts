@@ -164,7 +164,14 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
               const token = randomUUID();
               // No signal on this read: a SET NX aborted after it was written
               // could hold a lease nobody knows about until it expires.
-              const { extra, entry } = await c.read(req.keys, undefined, ["SET", req.keys.lease, token, "NX", "PX", leaseMs]);
+              const { extra, entry } = await c.read(req.keys, undefined, [
+                "SET",
+                req.keys.lease,
+                token,
+                "NX",
+                "PX",
+                leaseMs,
+              ]);
               if (extra === "OK") {
                 c.emit({ type: "lease-won", key });
                 if (req.signal.aborted || c.accepts(entry, req.seen)) {

@@ -194,11 +194,15 @@ class PipelineCache<T> implements Cache<T> {
     }
     const now = func<() => number>("create pipeline", "now", o.now ?? (() => performance.now()));
     const random = func<() => number>("create pipeline", "random", o.random ?? Math.random);
-    const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>("create pipeline", "onEvent", o.onEvent);
+    const onEvent = o.onEvent === undefined
+      ? undefined
+      : func<(e: CacheEvent) => void>("create pipeline", "onEvent", o.onEvent);
     this.#rec = new Recorder(onEvent);
     strategies.forEach((s, i) => {
       if (s === null || typeof s !== "object" || typeof s.name !== "string") {
-        throw new TypeError(`Cannot create pipeline: strategy ${i + 1} must be an object returned by a strategy factory`);
+        throw new TypeError(
+          `Cannot create pipeline: strategy ${i + 1} must be an object returned by a strategy factory`,
+        );
       }
       if (joined.has(s)) {
         throw new TypeError(
@@ -225,7 +229,12 @@ class PipelineCache<T> implements Cache<T> {
       read: (keys, signal, extra) => this.#publisher.read(keys, signal, extra),
       accepts,
     };
-    const publisher = new Publisher(context, codec, negativeTtlMs, strategies.filter((s) => typeof s.write === "function"));
+    const publisher = new Publisher(
+      context,
+      codec,
+      negativeTtlMs,
+      strategies.filter((s) => typeof s.write === "function"),
+    );
     this.#publisher = publisher;
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.#ttlMs);
@@ -285,7 +294,13 @@ class PipelineCache<T> implements Cache<T> {
     }
   }
 
-  async #get(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, signal: AbortSignal): Promise<unknown> {
+  async #get(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    ttlMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const key = keys.data;
     const { entry } = await this.#publisher.read(keys, signal);
     let verdict = entry !== undefined && entry.freshMs > 0 ? HIT : MISS;
@@ -357,4 +372,3 @@ class PipelineCache<T> implements Cache<T> {
     return this.#closing;
   }
 }
-

@@ -197,7 +197,9 @@ for (const [scenario, run] of scenarios) {
   for (const [name, r] of results) {
     const f = (x: number) => x.toFixed(2).padStart(6);
     console.log(
-      `${scenario.padEnd(10)} ${name.padEnd(9)} ${Math.round(med(r.ops)).toLocaleString("en-US").padStart(10)} ops/s  CPU µs/op: user ${f(med(r.user))} system ${f(med(r.system))}`,
+      `${scenario.padEnd(10)} ${name.padEnd(9)} ${
+        Math.round(med(r.ops)).toLocaleString("en-US").padStart(10)
+      } ops/s  CPU µs/op: user ${f(med(r.user))} system ${f(med(r.system))}`,
     );
   }
 }

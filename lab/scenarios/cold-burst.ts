@@ -17,7 +17,7 @@ import process from "node:process";
 import { connect, type RedisClient } from "../../resp/mod.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "../_burst.ts";
 import { addStats, checkRow } from "../_checks.ts";
-import { describeRow, layerSettings, ROWS, rowLabel } from "../_layers.ts";
+import { describeRow, layerSettings, rowLabel, ROWS } from "../_layers.ts";
 import { percentiles } from "../_load.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../_types.ts";
 
@@ -52,7 +52,8 @@ function startWorkers(url: string, count: number, pools: number) {
   return {
     race: <T>(p: Promise<T>): Promise<T> => Promise.race([p, failure]),
     kill: () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")),
-    exited: () => Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r))))),
+    exited: () =>
+      Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r))))),
   };
 }
 
@@ -77,7 +78,15 @@ export const coldBurst: Scenario = {
         ctx.progress(`${this.title}: ${rowLabel(row)}`);
         const namespace = `lab-burst-r${row}`;
         const k = burstKeys(namespace);
-        const cmd: BurstCommand = { row, namespace, layers, ttlMs: 10_000, originMs, requestsPerPool: perPool, timeoutMs: 3000 };
+        const cmd: BurstCommand = {
+          row,
+          namespace,
+          layers,
+          ttlMs: 10_000,
+          originMs,
+          requestsPerPool: perPool,
+          timeoutMs: 3000,
+        };
         for (let i = 0; i < processes; i++) await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify(cmd)]);
         for (let i = 0; i < processes; i++) await workers.race(pop(control, k.ready, 20, "a worker's ready"));
         // One RPUSH of one token per worker: every blocked BLPOP is served by this single command.
@@ -114,18 +123,26 @@ export const coldBurst: Scenario = {
         problems.push(...checkRow(this.title, result, 0, sum((r) => r.ok + r.errors + r.timeouts)));
         await control.send(["DEL", ...Object.values(k)]);
       }
-      for (let i = 0; i < processes; i++) await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify({ quit: true })]);
+      for (let i = 0; i < processes; i++) {
+        await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify({ quit: true })]);
+      }
       // Bounded: a worker that does not quit within 5 s is killed below (unref: the wait never holds the process).
       await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
     } finally {
       workers.kill();
-      await control.send(["DEL", "lab-burst:hello", ...Array.from({ length: processes }, (_, i) => `lab-burst:cmd:${i}`)]).catch(() => {});
+      await control.send([
+        "DEL",
+        "lab-burst:hello",
+        ...Array.from({ length: processes }, (_, i) => `lab-burst:cmd:${i}`),
+      ]).catch(() => {});
       control.destroy();
     }
     return {
       id: this.id,
       title: this.title,
-      setup: `${processes} processes x ${pools} pools x ${perPool} requests = ${processes * pools * perPool} concurrent gets of 1 missing key, released by a Redis barrier`,
+      setup: `${processes} processes x ${pools} pools x ${perPool} requests = ${
+        processes * pools * perPool
+      } concurrent gets of 1 missing key, released by a Redis barrier`,
       origin: `simulated origin: ${originMs} ms, in each worker process, calls counted in Redis (INCR)`,
       bucketMs: BUCKET_MS,
       durationMs,

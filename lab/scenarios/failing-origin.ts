@@ -25,7 +25,9 @@ export const failingOrigin: Scenario = {
     return runSteady(ctx, {
       id: this.id,
       title: this.title,
-      setup: `${ratePerSec} requests/s for ${durationMs / 1000} s on 1 key, TTL ${ttlMs} ms, origin down from ${down.from} to ${down.to} ms, swr error window ${ifErrorMs} ms, lease waitMs 500, caller timeout 1000 ms, ${pools} pools per set`,
+      setup: `${ratePerSec} requests/s for ${
+        durationMs / 1000
+      } s on 1 key, TTL ${ttlMs} ms, origin down from ${down.from} to ${down.to} ms, swr error window ${ifErrorMs} ms, lease waitMs 500, caller timeout 1000 ms, ${pools} pools per set`,
       pools,
       ratePerSec,
       durationMs,

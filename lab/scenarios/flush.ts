@@ -27,7 +27,11 @@ export const flush: Scenario = {
     return runSteady(ctx, {
       id: this.id,
       title: this.title,
-      setup: `${keys} keys warm, ${ratePerSec} requests/s over them (Zipf 1: a few keys take most reads) for ${durationMs / 1000} s, FLUSHALL at ${flushAt} ms, limit ${layers.concurrency} loads per cache x ${pools} pools, queue ${layers.queueMs} ms, statement timeout ${quick ? 1000 : 3000} ms`,
+      setup: `${keys} keys warm, ${ratePerSec} requests/s over them (Zipf 1: a few keys take most reads) for ${
+        durationMs / 1000
+      } s, FLUSHALL at ${flushAt} ms, limit ${layers.concurrency} loads per cache x ${pools} pools, queue ${layers.queueMs} ms, statement timeout ${
+        quick ? 1000 : 3000
+      } ms`,
       pools,
       ratePerSec,
       durationMs,

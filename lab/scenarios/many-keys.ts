@@ -26,7 +26,10 @@ export const manyKeys: Scenario = {
     return runSteady(ctx, {
       id: this.id,
       title: this.title,
-      setup: `${keys} keys written together, TTL ${ttlMs} ms (jitter spread ${spread} ms), ${ratePerSec} requests/s spread over them for ${durationMs / 1000} s, ${pools} pools per set`,
+      setup:
+        `${keys} keys written together, TTL ${ttlMs} ms (jitter spread ${spread} ms), ${ratePerSec} requests/s spread over them for ${
+          durationMs / 1000
+        } s, ${pools} pools per set`,
       pools,
       ratePerSec,
       durationMs,

@@ -26,7 +26,9 @@ export const slowOrigin: Scenario = {
     return runSteady(ctx, {
       id: this.id,
       title: this.title,
-      setup: `${ratePerSec} requests/s for ${durationMs / 1000} s on 1 key, TTL ${ttlMs} ms, caller timeout 1000 ms, statement timeout ${maxMs} ms, ${pools} pools per set`,
+      setup: `${ratePerSec} requests/s for ${
+        durationMs / 1000
+      } s on 1 key, TTL ${ttlMs} ms, caller timeout 1000 ms, statement timeout ${maxMs} ms, ${pools} pools per set`,
       pools,
       ratePerSec,
       durationMs,
@@ -36,7 +38,10 @@ export const slowOrigin: Scenario = {
       bucketMs: 100,
       timeoutMs: 1000,
       layers: layerSettings(ttlMs, { waitMs: 1000, leaseMs: 3000 }),
-      marks: Array.from({ length: Math.floor((durationMs - 1) / ttlMs) }, (_, i) => ({ atMs: (i + 1) * ttlMs, label: "TTL" })),
+      marks: Array.from(
+        { length: Math.floor((durationMs - 1) / ttlMs) },
+        (_, i) => ({ atMs: (i + 1) * ttlMs, label: "TTL" }),
+      ),
     });
   },
 };

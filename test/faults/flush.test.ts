@@ -10,7 +10,9 @@ import { type RedisServer, startRedis } from "../support/redis-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("SCRIPT FLUSH and FLUSHALL mid-load");
+const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>(
+  "SCRIPT FLUSH and FLUSHALL mid-load",
+);
 test.before(async (ctx) => {
   ctx.server = await startRedis();
   ctx.redis = await connect(ctx.server.url);
@@ -52,7 +54,11 @@ test("SCRIPT FLUSH (sync and async) under load: no caller sees NOSCRIPT, every I
 test("FLUSHALL under load: the data goes, the scripts keep working, no caller sees an error", async ({ redis, admin }) => {
   let done = false;
   let flushes = 0;
-  const loaded = load(16, (w, i) => (i % 2 === 0 ? incr.run(redis, [`all:${w}`], []) : read.run(redis, [`all:${w}`], [])), () => done);
+  const loaded = load(
+    16,
+    (w, i) => (i % 2 === 0 ? incr.run(redis, [`all:${w}`], []) : read.run(redis, [`all:${w}`], [])),
+    () => done,
+  );
   for (; flushes < 20; flushes++) {
     await admin.send(["FLUSHALL", flushes % 2 === 0 ? "SYNC" : "ASYNC"]);
     await admin.send(["SCRIPT", "FLUSH"]);
@@ -70,7 +76,10 @@ test("a script cache emptied while a pipelined burst of EVALSHA is in flight: ea
   await incr.run(redis, ["burst"], []); // the body is now known: later runs send EVALSHA
   await admin.send(["SCRIPT", "FLUSH"]);
   const replies = await Promise.all(Array.from({ length: 500 }, () => incr.run(redis, ["burst"], [])));
-  assert.equal([...replies].sort((a, b) => (a as number) - (b as number)), Array.from({ length: 500 }, (_, i) => i + 2));
+  assert.equal(
+    [...replies].sort((a, b) => (a as number) - (b as number)),
+    Array.from({ length: 500 }, (_, i) => i + 2),
+  );
 });
 
 test("the cache: a flush costs one origin call per key, and no caller sees a script error", async ({ server, admin }) => {
@@ -85,7 +94,8 @@ test("the cache: a flush costs one origin call per key, and no caller sees a scr
       calls.set(String(identity), (calls.get(String(identity)) ?? 0) + 1);
       return `v:${String(identity)}`;
     };
-    const burst = () => Promise.all(ids.flatMap((id) => Array.from({ length: 8 }, (_, i) => (i % 2 ? one : two).get(id, loader))));
+    const burst = () =>
+      Promise.all(ids.flatMap((id) => Array.from({ length: 8 }, (_, i) => (i % 2 ? one : two).get(id, loader))));
     for (let round = 1; round <= 3; round++) {
       await burst();
       assert.equal([...calls.values()], ids.map(() => round), `round ${round}: one origin call per key`);

@@ -62,12 +62,24 @@ const scalar: fc.Arbitrary<Frame> = fc.oneof(
   anyBytes.map((b) => ({ bytes: cat(`$${b.length}\r\n`, b, "\r\n"), text: td.decode(b), bin: b })),
   fc.constantFrom("_\r\n", "$-1\r\n", "*-1\r\n").map((s) => ({ bytes: te.encode(s), text: null, bin: null })),
   fc.oneof(fc.double(), fc.constantFrom("inf", "-inf", "nan", "1e10", "-2.5E-3", ".5", "3.")).map((d) => {
-    const text = typeof d === "string" ? d : Number.isNaN(d) ? "nan" : d === Infinity ? "inf" : d === -Infinity ? "-inf" : String(d);
+    const text = typeof d === "string"
+      ? d
+      : Number.isNaN(d)
+      ? "nan"
+      : d === Infinity
+      ? "inf"
+      : d === -Infinity
+      ? "-inf"
+      : String(d);
     const v = text === "inf" ? Infinity : text === "-inf" ? -Infinity : text === "nan" ? NaN : Number(text);
     return { bytes: cat(",", text, "\r\n"), text: v, bin: v };
   }),
   fc.boolean().map((b) => ({ bytes: te.encode(b ? "#t\r\n" : "#f\r\n"), text: b, bin: b })),
-  fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((n) => ({ bytes: cat("(", String(n), "\r\n"), text: n, bin: n })),
+  fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((n) => ({
+    bytes: cat("(", String(n), "\r\n"),
+    text: n,
+    bin: n,
+  })),
   utf8Text.map((s) => {
     const body = te.encode(`txt:${s}`);
     return { bytes: cat(`=${body.length}\r\n`, body, "\r\n"), text: s, bin: te.encode(s) };
@@ -90,12 +102,24 @@ const scalar: fc.Arbitrary<Frame> = fc.oneof(
 const { reply } = fc.letrec<{ reply: Frame; aggregate: Frame }>((tie) => ({
   reply: fc.oneof({ depthSize: "small", withCrossShrink: true }, scalar, tie("aggregate")),
   aggregate: fc.oneof(
-    fc.tuple(fc.constantFrom("*", "~"), fc.boolean(), fc.array(tie("reply"), { maxLength: 4 })).map(([type, streamed, items]) => ({
-      bytes: cat(streamed ? `${type}?\r\n` : `${type}${items.length}\r\n`, ...items.map((i) => i.bytes), streamed ? ".\r\n" : ""),
+    fc.tuple(fc.constantFrom("*", "~"), fc.boolean(), fc.array(tie("reply"), { maxLength: 4 })).map((
+      [type, streamed, items],
+    ) => ({
+      bytes: cat(
+        streamed ? `${type}?\r\n` : `${type}${items.length}\r\n`,
+        ...items.map((i) => i.bytes),
+        streamed ? ".\r\n" : "",
+      ),
       text: items.map((i) => i.text),
       bin: items.map((i) => i.bin),
     })),
-    fc.tuple(fc.boolean(), fc.uniqueArray(fc.tuple(fc.stringMatching(/^[a-z_]{1,6}$/), tie("reply")), { selector: ([k]) => k, maxLength: 3 }))
+    fc.tuple(
+      fc.boolean(),
+      fc.uniqueArray(fc.tuple(fc.stringMatching(/^[a-z_]{1,6}$/), tie("reply")), {
+        selector: ([k]) => k,
+        maxLength: 3,
+      }),
+    )
       .map(([streamed, pairs]) => {
         const text: Record<string, Reply> = Object.create(null);
         const bin: Record<string, Reply> = Object.create(null);
@@ -104,7 +128,11 @@ const { reply } = fc.letrec<{ reply: Frame; aggregate: Frame }>((tie) => ({
           bin[k] = v.bin;
         }
         return {
-          bytes: cat(streamed ? "%?\r\n" : `%${pairs.length}\r\n`, ...pairs.map(([k, v]) => cat("+", k, "\r\n", v.bytes)), streamed ? ".\r\n" : ""),
+          bytes: cat(
+            streamed ? "%?\r\n" : `%${pairs.length}\r\n`,
+            ...pairs.map(([k, v]) => cat("+", k, "\r\n", v.bytes)),
+            streamed ? ".\r\n" : "",
+          ),
           text,
           bin,
         };
@@ -123,7 +151,12 @@ type Event = { reply: Reply; attribute: Reply | undefined } | { push: Reply };
 /** A stream of top-level frames: replies (some after an attribute) and pushes. */
 const stream = fc.array(
   fc.oneof(
-    reply.map((f): [Uint8Array, Event, Event] => [f.bytes, { reply: f.text, attribute: undefined }, { reply: f.bin, attribute: undefined }]),
+    reply.map((
+      f,
+    ): [Uint8Array, Event, Event] => [f.bytes, { reply: f.text, attribute: undefined }, {
+      reply: f.bin,
+      attribute: undefined,
+    }]),
     fc.tuple(fc.stringMatching(/^[a-z]{1,4}$/), fc.integer(), reply).map(([k, n, f]): [Uint8Array, Event, Event] => [
       cat("|1\r\n+", k, `\r\n:${n}\r\n`, f.bytes),
       { reply: f.text, attribute: { [k]: n } },
@@ -220,9 +253,45 @@ test("a valid stream fed one byte at a time decodes the same as whole", () => {
 const respish = fc
   .array(
     fc.constantFrom(
-      "*", "$", ":", "+", "-", "%", "~", "|", ">", "_", "#", ",", "(", "=", "!", "?", ";", ".",
-      "\r\n", "\r\n", "\r\n", "\r", "\n", "0", "1", "2", "3", "-1", "t", "f", "abc", "inf", "nan", "txt:",
-      "9999999999999999999", "65537", "1e5", "\x00", "\xff",
+      "*",
+      "$",
+      ":",
+      "+",
+      "-",
+      "%",
+      "~",
+      "|",
+      ">",
+      "_",
+      "#",
+      ",",
+      "(",
+      "=",
+      "!",
+      "?",
+      ";",
+      ".",
+      "\r\n",
+      "\r\n",
+      "\r\n",
+      "\r",
+      "\n",
+      "0",
+      "1",
+      "2",
+      "3",
+      "-1",
+      "t",
+      "f",
+      "abc",
+      "inf",
+      "nan",
+      "txt:",
+      "9999999999999999999",
+      "65537",
+      "1e5",
+      "\x00",
+      "\xff",
     ),
     { maxLength: 60 },
   )
@@ -250,9 +319,17 @@ function checkOutcome(bytes: Uint8Array, at: number[], buffers: boolean): void {
   const split = decode(bytes, at, buffers);
   checkError(split, bytes.length);
   if (split.error !== undefined) assert.equal(split, whole, "a split stream fails as the whole one does");
-  else assert.equal(split.events, whole.events.slice(0, split.events.length), "a split stream decodes a prefix of the same events");
+  else {assert.equal(
+      split.events,
+      whole.events.slice(0, split.events.length),
+      "a split stream decodes a prefix of the same events",
+    );}
   const ended = cat(bytes, "\r\n");
-  assert.equal(decode(ended, at, buffers), decode(ended, [], buffers), "with a CRLF after it, the same events and error however it is split");
+  assert.equal(
+    decode(ended, at, buffers),
+    decode(ended, [], buffers),
+    "with a CRLF after it, the same events and error however it is split",
+  );
 }
 
 test("random bytes never throw anything but ProtocolError, and give the same outcome split or whole", () => {
@@ -261,7 +338,12 @@ test("random bytes never throw anything but ProtocolError, and give the same out
 });
 
 test("valid streams with a byte changed, dropped or inserted: ProtocolError or a decode, the same split or whole", () => {
-  const mutated = fc.tuple(stream, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom("set", "drop", "insert", "truncate")).map(([frames, where, byte, how]) => {
+  const mutated = fc.tuple(
+    stream,
+    fc.nat(),
+    fc.integer({ min: 0, max: 255 }),
+    fc.constantFrom("set", "drop", "insert", "truncate"),
+  ).map(([frames, where, byte, how]) => {
     const bytes = cat(...frames.map((f) => f[0]));
     const i = where % bytes.length;
     if (how === "set") bytes[i] = byte;

@@ -15,7 +15,11 @@ function noHang<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
   ]);
 }
 
-async function withFake(handler: (command: string[], index: number, connection: number) => FakeAction, run: (fake: FakeServer, redis: RedisClient) => Promise<void>, reconnect = false) {
+async function withFake(
+  handler: (command: string[], index: number, connection: number) => FakeAction,
+  run: (fake: FakeServer, redis: RedisClient) => Promise<void>,
+  reconnect = false,
+) {
   const fake = await startFakeServer((command, info) => handler(command, info.index, info.connection));
   const redis = await connect({ url: fake.url, reconnect: reconnect ? { minMs: 10, maxMs: 20 } : false });
   try {
@@ -48,7 +52,10 @@ for (const [name, bytes, message] of malformed) {
       const e = await noHang(rejects(() => first, ProtocolError, message), name);
       assert.ok(isProtocolError(e));
       const other = await noHang(second.then(() => undefined, (err: unknown) => err), name);
-      assert.ok(isProtocolError(other) || isConnectionError(other), `the pipelined command behind it fails too: ${String(other)}`);
+      assert.ok(
+        isProtocolError(other) || isConnectionError(other),
+        `the pipelined command behind it fails too: ${String(other)}`,
+      );
     });
   });
 }
@@ -68,7 +75,9 @@ test("a frame truncated by a closed socket: ConnectionError for every command wr
   for (const cut of ["$10\r\nabc", "*3\r\n:1\r\n", "$5\r", ":12", "%2\r\n+a\r\n:1\r\n+b\r\n"]) {
     await withFake(() => ({ write: cut, close: true }), async (_fake, redis) => {
       const all = [redis.send(["GET", "a"]), redis.send(["GET", "b"]), redis.send(["GET", "c"])];
-      for (const p of all) await noHang(rejects(() => p, ConnectionError, "lost before the reply arrived"), JSON.stringify(cut));
+      for (const p of all) {
+        await noHang(rejects(() => p, ConnectionError, "lost before the reply arrived"), JSON.stringify(cut));
+      }
     });
   }
 });
@@ -87,7 +96,11 @@ test("a socket closed with no reply at all: ConnectionError, then the client rec
 
 test("after a ProtocolError the client reconnects, and the new connection's replies are matched correctly", async () => {
   await withFake(
-    (command, _i, connection) => (connection === 0 ? { write: "!!garbage" } : { write: `$${command[1]!.length}\r\n${command[1]}\r\n` }),
+    (
+      command,
+      _i,
+      connection,
+    ) => (connection === 0 ? { write: "!!garbage" } : { write: `$${command[1]!.length}\r\n${command[1]}\r\n` }),
     async (fake, redis) => {
       await noHang(rejects(() => redis.send(["ECHO", "x"]), ProtocolError), "garbage");
       await noHang(until(() => redis.connected && fake.connections === 2, 4000), "reconnect");
@@ -100,7 +113,10 @@ test("after a ProtocolError the client reconnects, and the new connection's repl
 
 test("a command timeout ends a wait on a server that never answers, and a silent server never hangs the caller", async () => {
   await withFake(() => ({ silent: true }), async (_fake, redis) => {
-    const e = await noHang(rejects(() => redis.send(["GET", "a"], { timeoutMs: 100 }), TimeoutError, "Command GET timed out"), "timeout");
+    const e = await noHang(
+      rejects(() => redis.send(["GET", "a"], { timeoutMs: 100 }), TimeoutError, "Command GET timed out"),
+      "timeout",
+    );
     assert.ok((e as TimeoutError).waitedMs >= 100, "not before its deadline");
   });
 });
@@ -112,7 +128,10 @@ test("an endless stream of garbage: the client stops reading at the first bad by
     await noHang(rejects(() => redis.send(["GET", "a"]), ProtocolError, "unknown type byte 0x78"), "garbage stream");
     await new Promise((r) => setTimeout(r, 200));
     const grown = process.memoryUsage().rss - before;
-    assert.ok(grown < 128 * 2 ** 20, `rss grew by ${(grown / 2 ** 20).toFixed(1)} MiB while 256 MiB of garbage was offered`);
+    assert.ok(
+      grown < 128 * 2 ** 20,
+      `rss grew by ${(grown / 2 ** 20).toFixed(1)} MiB while 256 MiB of garbage was offered`,
+    );
   });
 });
 
@@ -121,10 +140,16 @@ test("a huge declared length followed by a few bytes: memory follows what arrive
   for (const buffers of [false, true]) {
     await withFake(() => ({ write: "$500000000\r\nabc" }), async (_fake, redis) => {
       const before = process.memoryUsage().arrayBuffers;
-      await noHang(rejects(() => redis.send(["GET", "a"], { timeoutMs: 200, buffers }), TimeoutError), "announced bulk");
+      await noHang(
+        rejects(() => redis.send(["GET", "a"], { timeoutMs: 200, buffers }), TimeoutError),
+        "announced bulk",
+      );
       const grown = process.memoryUsage().arrayBuffers - before;
       // (Bun and Deno report no arrayBuffers figure; there this only proves nothing hangs.)
-      assert.ok(grown < 64 * 2 ** 20, `buffers: ${buffers}: array buffers grew by ${(grown / 2 ** 20).toFixed(1)} MiB for 3 bytes received`);
+      assert.ok(
+        grown < 64 * 2 ** 20,
+        `buffers: ${buffers}: array buffers grew by ${(grown / 2 ** 20).toFixed(1)} MiB for 3 bytes received`,
+      );
     });
   }
 });

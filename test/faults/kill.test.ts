@@ -41,10 +41,14 @@ test("callers get ConnectionErrors in bounded time, no INCR runs twice, the clie
         failures.push(e);
       }
     };
-    await until(async () => {
-      await probe();
-      return failures.some((e) => isConnectionError(e) && /offlineTimeoutMs/.test((e as Error).message));
-    }, 10_000, 1);
+    await until(
+      async () => {
+        await probe();
+        return failures.some((e) => isConnectionError(e) && /offlineTimeoutMs/.test((e as Error).message));
+      },
+      10_000,
+      1,
+    );
     await server.restart();
     await until(() => redis.connected && redis.generation > generation, 10_000);
     await until(() => replies.filter((v) => v <= BASE).length >= 500, 10_000);
@@ -79,19 +83,25 @@ test("the cache through a kill: reads fail without calling the origin, and the r
       calls.set(String(identity), (calls.get(String(identity)) ?? 0) + 1);
       return `value of ${String(identity)}`;
     };
-    const burst = () => Promise.all(ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).get(id, loader))));
+    const burst = () =>
+      Promise.all(ids.flatMap((id) => Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).get(id, loader))));
     await burst();
     assert.equal([...calls.values()], ids.map(() => 1));
 
     const generations = [a.generation, b.generation];
     await server.kill();
     // Redis unreachable: every get fails (ConnectionError or TimeoutError), none reaches the origin.
-    const down = await Promise.all(ids.map((id, i) => (i % 2 ? one : two).get(id, loader, { timeoutMs: 500 }).then(() => "ok", (e: unknown) => e)));
+    const down = await Promise.all(
+      ids.map((id, i) => (i % 2 ? one : two).get(id, loader, { timeoutMs: 500 }).then(() => "ok", (e: unknown) => e)),
+    );
     assert.ok(down.every((e) => isConnectionError(e) || isTimeoutError(e)), summary(down.filter((e) => e !== "ok")));
     assert.equal([...calls.values()], ids.map(() => 1), "the origin was not called while Redis was down");
 
     await server.restart();
-    await until(() => a.generation > generations[0]! && b.generation > generations[1]! && a.connected && b.connected, 10_000);
+    await until(
+      () => a.generation > generations[0]! && b.generation > generations[1]! && a.connected && b.connected,
+      10_000,
+    );
     calls.clear();
     const values = await burst();
     assert.ok(values.every((v, i) => v === `value of ${ids[Math.floor(i / 10)]}`));

@@ -32,7 +32,10 @@ async function repliesMatch(redis: RedisClient, tag: string): Promise<void> {
 test("CLIENT PAUSE: commands with a timeout end with TimeoutError at their deadline; the rest complete after the pause, matched", async ({ redis, admin }) => {
   await admin.send(["CLIENT", "PAUSE", 1000, "ALL"]);
   const patient = redis.send(["SET", "after-pause", "yes"]);
-  const timed = Array.from({ length: 20 }, (_, i) => redis.send(["GET", `k${i}`], { timeoutMs: 50 + i * 5 }).then(() => undefined, (e: unknown) => e));
+  const timed = Array.from(
+    { length: 20 },
+    (_, i) => redis.send(["GET", `k${i}`], { timeoutMs: 50 + i * 5 }).then(() => undefined, (e: unknown) => e),
+  );
   const outcomes = await Promise.all(timed);
   outcomes.forEach((e, i) => {
     assert.ok(isTimeoutError(e), `call ${i} timed out: ${String(e)}`);
@@ -48,10 +51,19 @@ test("SIGSTOP: timed commands end with TimeoutError; connect() to the frozen ser
   try {
     const e = await rejects(() => redis.send(["GET", "x"], { timeoutMs: 100 }), TimeoutError, "Command GET timed out");
     assert.ok((e as TimeoutError).waitedMs >= 100);
-    const many = await Promise.all(Array.from({ length: 50 }, () => redis.send(["INCR", "stopped"], { timeoutMs: 80 }).then(() => "ok", (err: unknown) => err)));
+    const many = await Promise.all(
+      Array.from(
+        { length: 50 },
+        () => redis.send(["INCR", "stopped"], { timeoutMs: 80 }).then(() => "ok", (err: unknown) => err),
+      ),
+    );
     assert.ok(many.every(isTimeoutError), "every timed call timed out");
     // The kernel still accepts the TCP connection; the handshake is what never ends.
-    const failure = await rejects(() => connect({ url: server.url, resp: 3, connectTimeoutMs: 200, reconnect: false }), ConnectionError, "handshake");
+    const failure = await rejects(
+      () => connect({ url: server.url, resp: 3, connectTimeoutMs: 200, reconnect: false }),
+      ConnectionError,
+      "handshake",
+    );
     assert.ok(isTimeoutError(failure.cause), `caused by a TimeoutError: ${String(failure.cause)}`);
   } finally {
     server.signal("SIGCONT");
@@ -102,7 +114,14 @@ test("the cache, SIGSTOP while an owner loads: waiters end with TimeoutError at 
     let waiters: unknown[];
     try {
       waiters = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).get("k", loader, { timeoutMs: 150 + i * 10 }).then(() => "value", (err: unknown) => err)),
+        Array.from(
+          { length: 10 },
+          (_, i) =>
+            (i % 2 ? one : two).get("k", loader, { timeoutMs: 150 + i * 10 }).then(
+              () => "value",
+              (err: unknown) => err,
+            ),
+        ),
       );
     } finally {
       server.signal("SIGCONT");

@@ -126,7 +126,7 @@ export function* splits(input: Uint8Array): Generator<Split> {
   yield { name: "whole", chunks: [input.slice()] };
   if (n > 1) yield { name: "byte by byte", chunks: cut(input, Array.from({ length: n - 1 }, (_, i) => i + 1)) };
   const points: number[] = [];
-  if (n <= 600) for (let i = 1; i < n; i++) points.push(i);
+  if (n <= 600) { for (let i = 1; i < n; i++) points.push(i); }
   else {
     for (let i = 1; i < 80; i++) points.push(i, n - i);
     for (let i = 1; i < 100; i++) points.push(Math.floor((n * i) / 100));
@@ -166,7 +166,9 @@ export function refuses(input: Uint8Array, offset: number, options?: DecoderOpti
       caught = e;
     }
     if (!isProtocolError(caught)) {
-      assert.unreachable(`${split.name}: expected a ProtocolError, got ${caught === undefined ? "no error" : String(caught)}`);
+      assert.unreachable(
+        `${split.name}: expected a ProtocolError, got ${caught === undefined ? "no error" : String(caught)}`,
+      );
     }
     const e = caught as ProtocolError;
     assert.instance(e, ProtocolError);

@@ -21,7 +21,11 @@ for (const resp of [2, 3] as const) {
     const ok = await connect({ url: `redis://app:app-pass@127.0.0.1:${server.port}`, resp });
     assert.is(await ok.send(["ACL", "WHOAMI"]), "app");
     ok.destroy();
-    const e = (await rejects(() => connect({ host: "127.0.0.1", port: server.port, username: "app", password: "wrong", resp }), RedisReplyError, "WRONGPASS")) as RedisReplyError;
+    const e = (await rejects(
+      () => connect({ host: "127.0.0.1", port: server.port, username: "app", password: "wrong", resp }),
+      RedisReplyError,
+      "WRONGPASS",
+    )) as RedisReplyError;
     assert.is(e.code, "WRONGPASS");
   });
 }
@@ -38,11 +42,13 @@ test("a password alone authenticates the default user; none at all is refused at
 
 test("db is selected and name set on connect, over a unix socket too", async ({ server }) => {
   const path = join(server.dir, "redis.sock");
-  for (const target of [
-    { url: `redis://:main-secret@127.0.0.1:${server.port}/3`, name: "herdless-test" },
-    { url: `unix://${path}?db=3&password=main-secret`, name: "herdless-test" },
-    { path, db: 3, password: "main-secret", name: "herdless-test", resp: 3 as const },
-  ]) {
+  for (
+    const target of [
+      { url: `redis://:main-secret@127.0.0.1:${server.port}/3`, name: "herdless-test" },
+      { url: `unix://${path}?db=3&password=main-secret`, name: "herdless-test" },
+      { path, db: 3, password: "main-secret", name: "herdless-test", resp: 3 as const },
+    ]
+  ) {
     const c = await connect(target);
     const info = (await c.send(["CLIENT", "INFO"])) as string;
     assert.match(info, / db=3 /);
@@ -64,15 +70,58 @@ tls.before(async (ctx) => {
     const r = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`openssl ${args.join(" ")}: ${r.stderr}`);
   };
-  run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=herdless-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
+  run(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=herdless-test-ca",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+  );
   run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key", "-out", "server.csr");
   spawnSync("sh", ["-c", "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1' > ext.cnf"], { cwd: dir });
-  run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-extfile", "ext.cnf", "-out", "server.crt");
+  run(
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    "ext.cnf",
+    "-out",
+    "server.crt",
+  );
   ctx.ca = readFileSync(join(dir, "ca.crt"), "utf8");
   ctx.server = await startRedis({
     port,
     tlsOnly: true,
-    args: ["--port", "0", "--tls-port", String(port), "--tls-cert-file", join(dir, "server.crt"), "--tls-key-file", join(dir, "server.key"), "--tls-ca-cert-file", join(dir, "ca.crt"), "--tls-auth-clients", "no"],
+    args: [
+      "--port",
+      "0",
+      "--tls-port",
+      String(port),
+      "--tls-cert-file",
+      join(dir, "server.crt"),
+      "--tls-key-file",
+      join(dir, "server.key"),
+      "--tls-ca-cert-file",
+      join(dir, "ca.crt"),
+      "--tls-auth-clients",
+      "no",
+    ],
   });
   await certs.stop();
 });
@@ -91,7 +140,11 @@ tls("rediss:// with the test's own CA connects and round-trips; an unknown CA is
   await c.send(["SET", "tls", "yes"]);
   assert.is(await c.send(["GET", "tls"]), "yes");
   c.destroy();
-  await rejects(() => connect({ url: `rediss://127.0.0.1:${ctx.server.port}`, connectTimeoutMs: 2000 }), ConnectionError, "Cannot connect to rediss://127.0.0.1");
+  await rejects(
+    () => connect({ url: `rediss://127.0.0.1:${ctx.server.port}`, connectTimeoutMs: 2000 }),
+    ConnectionError,
+    "Cannot connect to rediss://127.0.0.1",
+  );
 });
 
 test.run();

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, RedisClient, RedisReplyError, TimeoutError } from "../../resp/mod.ts";
-import { startRedis, type RedisServer } from "../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
@@ -33,8 +33,16 @@ test("a server error rejects with RedisReplyError and its code, and the next com
 });
 
 test("bad arguments are a TypeError naming the argument, and nothing is sent", async ({ redis }) => {
-  await rejects(() => redis.send(["SET", "k", {} as never]), TypeError, "argument 2 must be a string, finite number or Uint8Array, got object");
-  await rejects(() => redis.send(["SET", "k", NaN]), TypeError, "argument 2 must be a string, finite number or Uint8Array, got NaN");
+  await rejects(
+    () => redis.send(["SET", "k", {} as never]),
+    TypeError,
+    "argument 2 must be a string, finite number or Uint8Array, got object",
+  );
+  await rejects(
+    () => redis.send(["SET", "k", NaN]),
+    TypeError,
+    "argument 2 must be a string, finite number or Uint8Array, got NaN",
+  );
   await rejects(() => redis.send([]), TypeError, "'command' must be a non-empty array");
   assert.is(await redis.send(["EXISTS", "k"]), 0);
 });
@@ -98,21 +106,28 @@ wire("backpressure: commands wait for drain when the socket is full, then all re
   }
 });
 
-wire("a command timeout counts from the call; a written command's late reply is discarded and the connection stays", async ({ proxy }) => {
-  const redis = await connect(proxy.url);
-  try {
-    proxy.holdReplies();
-    const started = Date.now();
-    const e = (await rejects(() => redis.send(["ECHO", "late"], { timeoutMs: 50 }), TimeoutError, "ECHO timed out")) as TimeoutError;
-    assert.ok(e.waitedMs >= 50 && Date.now() - started >= 50);
-    proxy.releaseReplies();
-    // The late reply to ECHO is dropped; the next command gets its own reply.
-    assert.is(await redis.send(["ECHO", "next"]), "next");
-    assert.ok(redis.connected);
-  } finally {
-    redis.destroy();
-  }
-});
+wire(
+  "a command timeout counts from the call; a written command's late reply is discarded and the connection stays",
+  async ({ proxy }) => {
+    const redis = await connect(proxy.url);
+    try {
+      proxy.holdReplies();
+      const started = Date.now();
+      const e = (await rejects(
+        () => redis.send(["ECHO", "late"], { timeoutMs: 50 }),
+        TimeoutError,
+        "ECHO timed out",
+      )) as TimeoutError;
+      assert.ok(e.waitedMs >= 50 && Date.now() - started >= 50);
+      proxy.releaseReplies();
+      // The late reply to ECHO is dropped; the next command gets its own reply.
+      assert.is(await redis.send(["ECHO", "next"]), "next");
+      assert.ok(redis.connected);
+    } finally {
+      redis.destroy();
+    }
+  },
+);
 
 wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off for one call", async ({ proxy }) => {
   const redis = await connect({ url: proxy.url, commandTimeoutMs: 40 });
@@ -128,30 +143,37 @@ wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off fo
   }
 });
 
-wire("an abort rejects with signal.reason; a command aborted before its write is never written", async ({ server, proxy }) => {
-  const redis = await connect(proxy.url);
-  try {
-    await redis.send(["SET", "aborted", 0]);
-    const controller = new AbortController();
-    const p = redis.send(["INCR", "aborted"], { signal: controller.signal });
-    controller.abort(new Error("caller left"));
-    await rejects(() => p, Error, "caller left");
-    assert.is(await redis.send(["GET", "aborted"]), "0");
-    // An already-aborted signal never issues the command.
-    await rejects(() => redis.send(["INCR", "aborted"], { signal: AbortSignal.abort(new Error("gone")) }), Error, "gone");
-    // Aborting a written command: the reply is discarded, the command did run.
-    proxy.holdReplies();
-    const c2 = new AbortController();
-    const written = redis.send(["INCR", "aborted"], { signal: c2.signal });
-    await until(() => server.cli("GET", "aborted").trim() === "1");
-    c2.abort(new Error("too slow"));
-    await rejects(() => written, Error, "too slow");
-    proxy.releaseReplies();
-    assert.is(await redis.send(["GET", "aborted"]), "1");
-  } finally {
-    redis.destroy();
-  }
-});
+wire(
+  "an abort rejects with signal.reason; a command aborted before its write is never written",
+  async ({ server, proxy }) => {
+    const redis = await connect(proxy.url);
+    try {
+      await redis.send(["SET", "aborted", 0]);
+      const controller = new AbortController();
+      const p = redis.send(["INCR", "aborted"], { signal: controller.signal });
+      controller.abort(new Error("caller left"));
+      await rejects(() => p, Error, "caller left");
+      assert.is(await redis.send(["GET", "aborted"]), "0");
+      // An already-aborted signal never issues the command.
+      await rejects(
+        () => redis.send(["INCR", "aborted"], { signal: AbortSignal.abort(new Error("gone")) }),
+        Error,
+        "gone",
+      );
+      // Aborting a written command: the reply is discarded, the command did run.
+      proxy.holdReplies();
+      const c2 = new AbortController();
+      const written = redis.send(["INCR", "aborted"], { signal: c2.signal });
+      await until(() => server.cli("GET", "aborted").trim() === "1");
+      c2.abort(new Error("too slow"));
+      await rejects(() => written, Error, "too slow");
+      proxy.releaseReplies();
+      assert.is(await redis.send(["GET", "aborted"]), "1");
+    } finally {
+      redis.destroy();
+    }
+  },
+);
 
 wire("a malformed reply is a ProtocolError for the commands in flight and closes the connection", async ({ proxy }) => {
   const redis = await connect({ url: proxy.url, reconnect: false });
@@ -185,63 +207,72 @@ wire("close() waits for pending replies; destroy() rejects them", async ({ proxy
   proxy.releaseReplies();
 });
 
-wire("RESP2 pub/sub: a message arriving before a SUBSCRIBE confirmation goes to listeners, not to that command", async ({ server, proxy }) => {
-  const sub = await connect(proxy.url);
-  const pub = await connect(server.url);
-  try {
-    const got: unknown[] = [];
-    sub.onPush((p) => got.push(p));
-    assert.equal(await sub.send(["SUBSCRIBE", "a"]), ["subscribe", "a", 1]);
-    proxy.holdReplies();
-    assert.is(await pub.send(["PUBLISH", "a", "first"]), 1);
-    const second = sub.send(["SUBSCRIBE", "b"]);
-    await until(() => sub.writes >= 2);
-    await new Promise((r) => setTimeout(r, 20));
-    // Held in order: the message, then the confirmation of SUBSCRIBE b.
-    proxy.releaseReplies();
-    assert.equal(await second, ["subscribe", "b", 2]);
-    assert.equal(got, [["message", "a", "first"]]);
-    assert.ok(sub.connected);
-  } finally {
-    sub.destroy();
-    pub.destroy();
-  }
-});
+wire(
+  "RESP2 pub/sub: a message arriving before a SUBSCRIBE confirmation goes to listeners, not to that command",
+  async ({ server, proxy }) => {
+    const sub = await connect(proxy.url);
+    const pub = await connect(server.url);
+    try {
+      const got: unknown[] = [];
+      sub.onPush((p) => got.push(p));
+      assert.equal(await sub.send(["SUBSCRIBE", "a"]), ["subscribe", "a", 1]);
+      proxy.holdReplies();
+      assert.is(await pub.send(["PUBLISH", "a", "first"]), 1);
+      const second = sub.send(["SUBSCRIBE", "b"]);
+      await until(() => sub.writes >= 2);
+      await new Promise((r) => setTimeout(r, 20));
+      // Held in order: the message, then the confirmation of SUBSCRIBE b.
+      proxy.releaseReplies();
+      assert.equal(await second, ["subscribe", "b", 2]);
+      assert.equal(got, [["message", "a", "first"]]);
+      assert.ok(sub.connected);
+    } finally {
+      sub.destroy();
+      pub.destroy();
+    }
+  },
+);
 
-wire("RESP2: UNSUBSCRIBE from everything takes one confirmation per channel; the next command gets its own reply", async ({ server }) => {
-  const sub = await connect(server.url);
-  const pub = await connect(server.url);
-  try {
-    await sub.send(["SET", "k", "v"]);
-    assert.equal(await sub.send(["SUBSCRIBE", "a", "b"]), ["subscribe", "b", 2]);
-    const [unsub, get] = await Promise.all([sub.send(["UNSUBSCRIBE"]), sub.send(["GET", "k"])]);
-    assert.is((unsub as unknown[])[2], 0);
-    assert.is(get, "v");
-    // A message already on its way when UNSUBSCRIBE x leaves is still a message, not a reply.
-    const got: unknown[] = [];
-    sub.onPush((p) => got.push(p));
-    await sub.send(["SUBSCRIBE", "x"]);
-    await pub.send(["PUBLISH", "x", "hello"]);
-    const [bye, again] = await Promise.all([sub.send(["UNSUBSCRIBE", "x"]), sub.send(["GET", "k"])]);
-    assert.equal(bye, ["unsubscribe", "x", 0]);
-    assert.is(again, "v");
-    assert.equal(got, [["message", "x", "hello"]]);
-  } finally {
-    sub.destroy();
-    pub.destroy();
-  }
-});
+wire(
+  "RESP2: UNSUBSCRIBE from everything takes one confirmation per channel; the next command gets its own reply",
+  async ({ server }) => {
+    const sub = await connect(server.url);
+    const pub = await connect(server.url);
+    try {
+      await sub.send(["SET", "k", "v"]);
+      assert.equal(await sub.send(["SUBSCRIBE", "a", "b"]), ["subscribe", "b", 2]);
+      const [unsub, get] = await Promise.all([sub.send(["UNSUBSCRIBE"]), sub.send(["GET", "k"])]);
+      assert.is((unsub as unknown[])[2], 0);
+      assert.is(get, "v");
+      // A message already on its way when UNSUBSCRIBE x leaves is still a message, not a reply.
+      const got: unknown[] = [];
+      sub.onPush((p) => got.push(p));
+      await sub.send(["SUBSCRIBE", "x"]);
+      await pub.send(["PUBLISH", "x", "hello"]);
+      const [bye, again] = await Promise.all([sub.send(["UNSUBSCRIBE", "x"]), sub.send(["GET", "k"])]);
+      assert.equal(bye, ["unsubscribe", "x", 0]);
+      assert.is(again, "v");
+      assert.equal(got, [["message", "x", "hello"]]);
+    } finally {
+      sub.destroy();
+      pub.destroy();
+    }
+  },
+);
 
-wire("close() while disconnected rejects what is queued at once instead of waiting for a reconnect", async ({ server }) => {
-  const c = await connect({ url: server.url, offlineTimeoutMs: 0, reconnect: { minMs: 10, maxMs: 20 } });
-  await server.kill();
-  await until(() => !c.connected);
-  const queued = c.send(["PING"]).catch((e: Error) => e);
-  await c.close();
-  assert.instance(await queued, ConnectionError);
-  assert.match(((await queued) as Error).message, "closed while disconnected");
-  await server.restart();
-});
+wire(
+  "close() while disconnected rejects what is queued at once instead of waiting for a reconnect",
+  async ({ server }) => {
+    const c = await connect({ url: server.url, offlineTimeoutMs: 0, reconnect: { minMs: 10, maxMs: 20 } });
+    await server.kill();
+    await until(() => !c.connected);
+    const queued = c.send(["PING"]).catch((e: Error) => e);
+    await c.close();
+    assert.instance(await queued, ConnectionError);
+    assert.match(((await queued) as Error).message, "closed while disconnected");
+    await server.restart();
+  },
+);
 
 wire("close() settles when the connection drops or destroy() is called while it waits", async ({ proxy }) => {
   for (const end of ["cut", "destroy"] as const) {
@@ -258,12 +289,15 @@ wire("close() settles when the connection drops or destroy() is called while it 
   }
 });
 
-wire("an answered command leaves the deadline heap at once (its reply is not kept alive until its deadline)", async ({ proxy }) => {
-  const c = await connect({ url: proxy.url, commandTimeoutMs: 60_000 });
-  await Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
-  assert.is(c.watchedDeadlines, 0);
-  c.destroy();
-});
+wire(
+  "an answered command leaves the deadline heap at once (its reply is not kept alive until its deadline)",
+  async ({ proxy }) => {
+    const c = await connect({ url: proxy.url, commandTimeoutMs: 60_000 });
+    await Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
+    assert.is(c.watchedDeadlines, 0);
+    c.destroy();
+  },
+);
 
 test("reconnect backoff: capped exponential with jitter over the upper half", () => {
   const limits = { minMs: 50, maxMs: 2000 };

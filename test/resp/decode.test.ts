@@ -38,7 +38,6 @@ function feedThroughScratch(decoder: Decoder, input: Uint8Array, size: number): 
   }
 }
 
-
 const MAX = Number.MAX_SAFE_INTEGER;
 const bytes = (...n: number[]) => new Uint8Array(n);
 
@@ -88,7 +87,9 @@ const valid: [name: string, input: Uint8Array, expected: Event[], options?: Deco
   ["double .5", b(",.5\r\n"), [R(0.5)]],
   ["boolean true", b("#t\r\n"), [R(true)]],
   ["boolean false", b("#f\r\n"), [R(false)]],
-  ["big number", b("(3492890328409238509324850943850943825024385\r\n"), [R(3492890328409238509324850943850943825024385n)]],
+  ["big number", b("(3492890328409238509324850943850943825024385\r\n"), [
+    R(3492890328409238509324850943850943825024385n),
+  ]],
   ["negative big number", b("(-123\r\n"), [R(-123n)]],
   ["small big number is still a bigint", b("(+5\r\n"), [R(5n)]],
   ["verbatim string", b("=15\r\ntxt:Some string\r\n"), [R("Some string")]],
@@ -98,7 +99,9 @@ const valid: [name: string, input: Uint8Array, expected: Event[], options?: Deco
   ["blob error with CRLF", b("!7\r\nERR a\r\n\r\n"), [R(err("ERR a\r\n"))]],
   ["map", b("%2\r\n+first\r\n:1\r\n+second\r\n:2\r\n"), [R(map([["first", 1], ["second", 2]]))]],
   ["empty map", b("%0\r\n"), [R(map([]))]],
-  ["map keys coerced with String()", b("%3\r\n:1\r\n+a\r\n#t\r\n+b\r\n_\r\n+c\r\n"), [R(map([["1", "a"], ["true", "b"], ["null", "c"]]))]],
+  ["map keys coerced with String()", b("%3\r\n:1\r\n+a\r\n#t\r\n+b\r\n_\r\n+c\r\n"), [
+    R(map([["1", "a"], ["true", "b"], ["null", "c"]])),
+  ]],
   ["map with an array key", b("%1\r\n*2\r\n:1\r\n:2\r\n+v\r\n"), [R(map([["1,2", "v"]]))]],
   ["map with a map key", b("%1\r\n%0\r\n+v\r\n"), [R(map([["[object Object]", "v"]]))]],
   ["map holding a map", b("%1\r\n$1\r\nm\r\n%1\r\n$1\r\nk\r\n$1\r\nv\r\n"), [R(map([["m", map([["k", "v"]])]]))]],
@@ -106,13 +109,23 @@ const valid: [name: string, input: Uint8Array, expected: Event[], options?: Deco
   ["empty set", b("~0\r\n"), [R([])]],
   ["push goes to push()", b(">3\r\n+message\r\n+ch\r\n+hi\r\n"), [P(["message", "ch", "hi"])]],
   ["empty push", b(">0\r\n"), [P([])]],
-  ["push between replies takes no reply slot", b("+a\r\n>2\r\n+invalidate\r\n*1\r\n+k\r\n+b\r\n"), [R("a"), P(["invalidate", ["k"]]), R("b")]],
-  ["push nested in an array is an array", b("*1\r\n>1\r\n:1\r\n"), [R([[1]])]],
-  ["attribute delivered with the next reply", b("|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*2\r\n:2\r\n:9\r\n"), [
-    R([2, 9], map([["key-popularity", map([["a", 0.19]])]])),
+  ["push between replies takes no reply slot", b("+a\r\n>2\r\n+invalidate\r\n*1\r\n+k\r\n+b\r\n"), [
+    R("a"),
+    P(["invalidate", ["k"]]),
+    R("b"),
   ]],
+  ["push nested in an array is an array", b("*1\r\n>1\r\n:1\r\n"), [R([[1]])]],
+  [
+    "attribute delivered with the next reply",
+    b("|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*2\r\n:2\r\n:9\r\n"),
+    [
+      R([2, 9], map([["key-popularity", map([["a", 0.19]])]])),
+    ],
+  ],
   ["attribute applies to one reply only", b("|1\r\n+k\r\n+v\r\n+a\r\n+b\r\n"), [R("a", map([["k", "v"]])), R("b")]],
-  ["two attributes in a row merge", b("|1\r\n+k\r\n+v\r\n|1\r\n+j\r\n+w\r\n:1\r\n"), [R(1, map([["k", "v"], ["j", "w"]]))]],
+  ["two attributes in a row merge", b("|1\r\n+k\r\n+v\r\n|1\r\n+j\r\n+w\r\n:1\r\n"), [
+    R(1, map([["k", "v"], ["j", "w"]])),
+  ]],
   ["empty attribute", b("|0\r\n:1\r\n"), [R(1, map([]))]],
   ["nested attribute is dropped, not an element", b("*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n|0\r\n:2\r\n"), [R([1, 2])]],
   ["attribute nested in a map value position", b("%1\r\n+k\r\n|1\r\n+a\r\n+b\r\n+v\r\n"), [R(map([["k", "v"]]))]],
@@ -121,7 +134,9 @@ const valid: [name: string, input: Uint8Array, expected: Event[], options?: Deco
   ["streamed string", b("$?\r\n;4\r\nHell\r\n;5\r\no wor\r\n;1\r\nd\r\n;0\r\n"), [R("Hello word")]],
   ["streamed string with CRLF in a part", b("$?\r\n;2\r\n\r\n\r\n;0\r\n"), [R("\r\n")]],
   ["empty streamed string", b("$?\r\n;0\r\n"), [R("")]],
-  ["streamed string splits a UTF-8 character", cat("$?\r\n;1\r\n", [0xe2], "\r\n;2\r\n", [0x82, 0xac], "\r\n;0\r\n"), [R("€")]],
+  ["streamed string splits a UTF-8 character", cat("$?\r\n;1\r\n", [0xe2], "\r\n;2\r\n", [0x82, 0xac], "\r\n;0\r\n"), [
+    R("€"),
+  ]],
   ["streamed string inside an array", b("*2\r\n$?\r\n;1\r\na\r\n;0\r\n:1\r\n"), [R(["a", 1])]],
   ["streamed array", b("*?\r\n:1\r\n:2\r\n:3\r\n.\r\n"), [R([1, 2, 3])]],
   ["empty streamed array", b("*?\r\n.\r\n"), [R([])]],
@@ -133,7 +148,9 @@ const valid: [name: string, input: Uint8Array, expected: Event[], options?: Deco
   ["many replies in one stream", b("+a\r\n:1\r\n$1\r\nb\r\n*1\r\n:2\r\n"), [R("a"), R(1), R("b"), R([2])]],
   ["streamed array at its exact length limit", b("*?\r\n:1\r\n:2\r\n.\r\n"), [R([1, 2])], { maxAggregateLength: 2 }],
   ["bulk at its exact length limit", b("$4\r\nabcd\r\n"), [R("abcd")], { maxBulkBytes: 4 }],
-  ["streamed string at its exact length limit", b("$?\r\n;2\r\nab\r\n;2\r\ncd\r\n;0\r\n"), [R("abcd")], { maxBulkBytes: 4 }],
+  ["streamed string at its exact length limit", b("$?\r\n;2\r\nab\r\n;2\r\ncd\r\n;0\r\n"), [R("abcd")], {
+    maxBulkBytes: 4,
+  }],
   ["nesting at its exact depth limit", b("*1\r\n*1\r\n*0\r\n"), [R([[[]]])], { maxDepth: 3 }],
   ["line of exactly 65536 bytes before CR", b(`+${"a".repeat(65535)}\r\n`), [R("a".repeat(65535))]],
 ];
@@ -199,7 +216,9 @@ const malformed: [name: string, input: Uint8Array, offset: number, options?: Dec
   ["end between a map key and its value", b("%?\r\n+k\r\n.\r\n"), 8],
   ["end with content", b("*?\r\n.x\r\n"), 5],
   ["streamed array longer than maxAggregateLength", b("*?\r\n:1\r\n:2\r\n:3\r\n"), 0, { maxAggregateLength: 2 }],
-  ["nested streamed map longer than maxAggregateLength", b("*1\r\n%?\r\n+a\r\n:1\r\n+b\r\n:2\r\n"), 4, { maxAggregateLength: 1 }],
+  ["nested streamed map longer than maxAggregateLength", b("*1\r\n%?\r\n+a\r\n:1\r\n+b\r\n:2\r\n"), 4, {
+    maxAggregateLength: 1,
+  }],
   ["nesting deeper than maxDepth", b("*1\r\n*1\r\n*1\r\n:1\r\n"), 8, { maxDepth: 2 }],
   ["empty aggregate still counts for depth", b("*1\r\n%0\r\n"), 4, { maxDepth: 1 }],
   ["nested attribute counts for depth", b("*1\r\n|0\r\n:1\r\n"), 4, { maxDepth: 1 }],
@@ -355,7 +374,10 @@ memory("a payload cut across chunks holds memory in proportion to the bytes rece
     const grown = offHeap() - before;
     // The live buffer is at most twice what arrived; the rest is outgrown
     // buffers not yet collected (half of the live one, at most).
-    assert.ok(grown < 3 * received, `buffers ${buffers}: ${(grown / MiB).toFixed(1)} MiB held after ${received / MiB} MiB received`);
+    assert.ok(
+      grown < 3 * received,
+      `buffers ${buffers}: ${(grown / MiB).toFixed(1)} MiB held after ${received / MiB} MiB received`,
+    );
     assert.is(events.length, 0);
   }
 });
@@ -369,7 +391,12 @@ memory("payloads grown across chunks decode exactly in every type and mode, as c
     ["verbatim, buffers mode", cat(`=${payload.length + 4}\r\ntxt:`, payload, "\r\n"), true, payload],
     ["verbatim", cat(`=${payload.length + 4}\r\ntxt:`, payload, "\r\n"), false, text],
     ["blob error", cat(`!${payload.length + 4}\r\nERR `, payload, "\r\n"), true, err(`ERR ${text}`)],
-    ["streamed parts, buffers mode", cat(`$?\r\n;${payload.length}\r\n`, payload, `\r\n;3\r\nxyz\r\n;0\r\n`), true, cat(payload, "xyz")],
+    [
+      "streamed parts, buffers mode",
+      cat(`$?\r\n;${payload.length}\r\n`, payload, `\r\n;3\r\nxyz\r\n;0\r\n`),
+      true,
+      cat(payload, "xyz"),
+    ],
   ];
   for (const [name, input, buffers, expected] of cases) {
     for (const size of [1, 1000, 70_001, input.length]) {
@@ -546,7 +573,7 @@ buffers("values are copies: mutating or reusing the fed chunk changes nothing", 
     feedThroughScratch(decoder, input, size);
     input.fill(0x21);
     check(events, [R([bytes(104, 101, 108, 108, 111), bytes(97, 98, 99, 100)]), R(bytes(120, 121))], `chunk ${size}`);
-    const first = ((events[0] as { reply: Reply[] }).reply)[0] as Uint8Array;
+    const first = (events[0] as { reply: Reply[] }).reply[0] as Uint8Array;
     assert.is(first.constructor, Uint8Array);
     assert.ok(first.buffer.byteLength < 64, "no view into a large shared buffer");
   }
@@ -637,15 +664,19 @@ failures("options are validated up front with the setting in the message", () =>
   const handlers = { reply() {}, push() {} };
   assert.throws(
     () => new Decoder(handlers, { maxDepth: 0 }),
-    (e: unknown) => e instanceof RangeError && e.message === "Cannot create Decoder: 'maxDepth' must be an integer >= 1, got 0",
+    (e: unknown) =>
+      e instanceof RangeError && e.message === "Cannot create Decoder: 'maxDepth' must be an integer >= 1, got 0",
   );
   assert.throws(
     () => new Decoder(handlers, { maxBulkBytes: 1.5 }),
-    (e: unknown) => e instanceof RangeError && e.message === "Cannot create Decoder: 'maxBulkBytes' must be an integer >= 0, got 1.5",
+    (e: unknown) =>
+      e instanceof RangeError && e.message === "Cannot create Decoder: 'maxBulkBytes' must be an integer >= 0, got 1.5",
   );
   assert.throws(
     () => new Decoder(handlers, { maxAggregateLength: -1 }),
-    (e: unknown) => e instanceof RangeError && e.message === "Cannot create Decoder: 'maxAggregateLength' must be an integer >= 0, got -1",
+    (e: unknown) =>
+      e instanceof RangeError &&
+      e.message === "Cannot create Decoder: 'maxAggregateLength' must be an integer >= 0, got -1",
   );
 });
 

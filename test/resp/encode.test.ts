@@ -8,7 +8,8 @@ import { b, cat, check, R, recorder } from "./_vectors.ts";
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("latin1");
 const utf8Bytes = (s: string) => new Uint8Array(Buffer.from(s, "utf8"));
 /** Byte-for-byte equality, shown as latin1 text on failure. */
-const same = (actual: Uint8Array, expected: Uint8Array, message?: string) => assert.is(text(actual), text(expected), message);
+const same = (actual: Uint8Array, expected: Uint8Array, message?: string) =>
+  assert.is(text(actual), text(expected), message);
 
 /** The frame a command must encode to, built the slow obvious way. */
 function reference(command: readonly Arg[]): Uint8Array {
@@ -98,7 +99,35 @@ encode("gets lengths right around every digit-count boundary, ASCII and not", ()
   // (9 units of "é" are 18 bytes), which moves the payload.
   const units = ["a", "é", "€", "😀", "a€", "\ud800"];
   for (const unit of units) {
-    for (const count of [0, 1, 3, 4, 5, 9, 10, 11, 16, 31, 32, 33, 34, 49, 50, 99, 100, 101, 333, 334, 999, 1000, 3333, 3334, 40000]) {
+    for (
+      const count of [
+        0,
+        1,
+        3,
+        4,
+        5,
+        9,
+        10,
+        11,
+        16,
+        31,
+        32,
+        33,
+        34,
+        49,
+        50,
+        99,
+        100,
+        101,
+        333,
+        334,
+        999,
+        1000,
+        3333,
+        3334,
+        40000,
+      ]
+    ) {
       const s = unit.repeat(count);
       same(encodeCommand([s]), reference([s]), `${JSON.stringify(unit)} x ${count}`);
     }
@@ -112,18 +141,58 @@ encode("gets lengths right around every digit-count boundary, ASCII and not", ()
 
 encode("refuses a bad argument with a TypeError naming its index", () => {
   const bad = (command: unknown[]) => () => encodeCommand(command as Arg[]);
-  throwsExactly(bad(["SET", "k", { a: 1 }]), TypeError, "Cannot encode command: argument 2 must be a string, number or Uint8Array, got object");
-  throwsExactly(bad(["SET", null]), TypeError, "Cannot encode command: argument 1 must be a string, number or Uint8Array, got null");
-  throwsExactly(bad([undefined]), TypeError, "Cannot encode command: argument 0 must be a string, number or Uint8Array, got undefined");
-  throwsExactly(bad(["X", true]), TypeError, "Cannot encode command: argument 1 must be a string, number or Uint8Array, got boolean");
-  throwsExactly(bad(["X", 1n]), TypeError, "Cannot encode command: argument 1 must be a string, number or Uint8Array, got bigint");
-  throwsExactly(bad(["X", ["a"]]), TypeError, "Cannot encode command: argument 1 must be a string, number or Uint8Array, got array");
-  throwsExactly(bad(["X", new ArrayBuffer(2)]), TypeError, "Cannot encode command: argument 1 must be a string, number or Uint8Array, got object");
+  throwsExactly(
+    bad(["SET", "k", { a: 1 }]),
+    TypeError,
+    "Cannot encode command: argument 2 must be a string, number or Uint8Array, got object",
+  );
+  throwsExactly(
+    bad(["SET", null]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got null",
+  );
+  throwsExactly(
+    bad([undefined]),
+    TypeError,
+    "Cannot encode command: argument 0 must be a string, number or Uint8Array, got undefined",
+  );
+  throwsExactly(
+    bad(["X", true]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got boolean",
+  );
+  throwsExactly(
+    bad(["X", 1n]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got bigint",
+  );
+  throwsExactly(
+    bad(["X", ["a"]]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got array",
+  );
+  throwsExactly(
+    bad(["X", new ArrayBuffer(2)]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got object",
+  );
   throwsExactly(bad(["X", "y", NaN]), TypeError, "Cannot encode command: argument 2 must be a finite number, got NaN");
-  throwsExactly(bad(["X", Infinity]), TypeError, "Cannot encode command: argument 1 must be a finite number, got Infinity");
-  throwsExactly(bad(["X", -Infinity]), TypeError, "Cannot encode command: argument 1 must be a finite number, got -Infinity");
+  throwsExactly(
+    bad(["X", Infinity]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a finite number, got Infinity",
+  );
+  throwsExactly(
+    bad(["X", -Infinity]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a finite number, got -Infinity",
+  );
   throwsExactly(bad([]), TypeError, "Cannot encode command: it must have at least one argument");
-  throwsExactly(() => encodeCommand("GET k" as unknown as Arg[]), TypeError, "Cannot encode command: it must be an array of arguments, got string");
+  throwsExactly(
+    () => encodeCommand("GET k" as unknown as Arg[]),
+    TypeError,
+    "Cannot encode command: it must be an array of arguments, got string",
+  );
 });
 
 encode("is reusable after a refused command", () => {
@@ -152,7 +221,11 @@ writer("packs many commands into one buffer, identical to encoding each", () => 
   const w = new CommandWriter({ initialBytes: 16 });
   const parts: Uint8Array[] = [];
   for (let i = 0; i < 10000; i++) {
-    const command: Arg[] = i % 3 === 0 ? ["SET", `key:${i}`, `välue-${i}`, "PX", i] : i % 3 === 1 ? ["GET", `key:${i}`] : ["HSET", "h", new Uint8Array([i & 0xff, 13, 10])];
+    const command: Arg[] = i % 3 === 0
+      ? ["SET", `key:${i}`, `välue-${i}`, "PX", i]
+      : i % 3 === 1
+      ? ["GET", `key:${i}`]
+      : ["HSET", "h", new Uint8Array([i & 0xff, 13, 10])];
     w.push(command);
     parts.push(encodeCommand(command));
   }
@@ -167,7 +240,10 @@ writer("packs many commands into one buffer, identical to encoding each", () => 
 
 writer("decodes back to the commands it encoded", () => {
   const w = new CommandWriter();
-  const commands: Arg[][] = [["SET", "k", "v"], ["INCRBY", "n", -5], ["SET", "b", new Uint8Array([0, 255])], ["ECHO", "héllo 😀"]];
+  const commands: Arg[][] = [["SET", "k", "v"], ["INCRBY", "n", -5], ["SET", "b", new Uint8Array([0, 255])], [
+    "ECHO",
+    "héllo 😀",
+  ]];
   for (const c of commands) w.push(c);
   const decoded = decodeCommand(w.take());
   const want = commands.map((c) => c.map((a) => (a instanceof Uint8Array ? a : utf8Bytes(String(a)))));
@@ -204,12 +280,24 @@ writer("grows from a tiny buffer for a huge argument", () => {
   w.push(["SET", "k", value]);
   w.push(["SET", "k", "é".repeat(70000)]);
   const out = w.take();
-  assert.ok(Buffer.from(out).equals(Buffer.from(cat(reference(["SET", "k", value]), reference(["SET", "k", "é".repeat(70000)])))));
+  assert.ok(
+    Buffer.from(out).equals(
+      Buffer.from(cat(reference(["SET", "k", value]), reference(["SET", "k", "é".repeat(70000)]))),
+    ),
+  );
 });
 
 writer("validates initialBytes", () => {
-  throwsExactly(() => new CommandWriter({ initialBytes: 0 }), RangeError, "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 0");
-  throwsExactly(() => new CommandWriter({ initialBytes: 2.5 }), RangeError, "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 2.5");
+  throwsExactly(
+    () => new CommandWriter({ initialBytes: 0 }),
+    RangeError,
+    "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 0",
+  );
+  throwsExactly(
+    () => new CommandWriter({ initialBytes: 2.5 }),
+    RangeError,
+    "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 2.5",
+  );
 });
 
 writer.run();

@@ -6,14 +6,24 @@ import { resolveConnectOptions } from "../../resp/options.ts";
 const url = suite("parseRedisUrl()");
 url("redis:// with user, password, port and db", () => {
   assert.equal(parseRedisUrl("redis://us%40r:p%3Ass@example.test:6380/4"), {
-    tls: false, host: "example.test", port: 6380, username: "us@r", password: "p:ss", db: 4,
+    tls: false,
+    host: "example.test",
+    port: 6380,
+    username: "us@r",
+    password: "p:ss",
+    db: 4,
   });
 });
 url("rediss:// turns TLS on; IPv6 literals lose their brackets", () => {
   assert.equal(parseRedisUrl("rediss://[::1]:7000"), { tls: true, host: "::1", port: 7000 });
 });
 url("unix:// with query parameters", () => {
-  assert.equal(parseRedisUrl("unix:///tmp/r.sock?db=2&password=x&username=u"), { path: "/tmp/r.sock", db: 2, password: "x", username: "u" });
+  assert.equal(parseRedisUrl("unix:///tmp/r.sock?db=2&password=x&username=u"), {
+    path: "/tmp/r.sock",
+    db: 2,
+    password: "x",
+    username: "u",
+  });
 });
 url("bad URLs are TypeErrors that name the setting", () => {
   assert.throws(() => parseRedisUrl("http://x"), /'url' must start with redis:\/\/, rediss:\/\/ or unix:\/\//);

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
-import { startRedis, type RedisServer } from "../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
 import { startProxy } from "../support/proxy.ts";
 
@@ -14,7 +14,11 @@ test.after(async (ctx) => {
 });
 
 test("connect() rejects with ConnectionError when nothing listens", async ({ server }) => {
-  await rejects(() => connect({ port: server.port + 0, host: "127.0.0.1", path: "/nonexistent/redis.sock" }), ConnectionError, "Cannot connect to unix:/nonexistent/redis.sock");
+  await rejects(
+    () => connect({ port: server.port + 0, host: "127.0.0.1", path: "/nonexistent/redis.sock" }),
+    ConnectionError,
+    "Cannot connect to unix:/nonexistent/redis.sock",
+  );
 });
 
 test("the server killed mid-batch: written commands reject, none is replayed, the client reconnects to the restarted server", async ({ server }) => {
@@ -25,7 +29,10 @@ test("the server killed mid-batch: written commands reject, none is replayed, th
     await redis.send(["SET", "counter", 0]);
     // Hold the replies so the whole batch is written and executed but unanswered when the server dies.
     proxy.holdReplies();
-    const batch = Array.from({ length: 1_000 }, () => redis.send(["INCR", "counter"]).then(() => "ok", (e: Error) => e));
+    const batch = Array.from(
+      { length: 1_000 },
+      () => redis.send(["INCR", "counter"]).then(() => "ok", (e: Error) => e),
+    );
     await until(() => server.cli("GET", "counter").trim() === "1000");
     await server.kill();
     const outcomes = await Promise.all(batch);
@@ -123,7 +130,11 @@ test("connectTimeoutMs bounds a server that accepts but never answers the handsh
   const proxy = await startProxy(server.port);
   proxy.holdReplies();
   const started = Date.now();
-  await rejects(() => connect({ url: proxy.url, name: "hang", connectTimeoutMs: 80 }), ConnectionError, "handshake failed");
+  await rejects(
+    () => connect({ url: proxy.url, name: "hang", connectTimeoutMs: 80 }),
+    ConnectionError,
+    "handshake failed",
+  );
   assert.ok(Date.now() - started >= 80);
   await proxy.close();
 });

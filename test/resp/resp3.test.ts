@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, RedisClient, RedisReplyError } from "../../resp/mod.ts";
-import { startRedis, type RedisServer } from "../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
 
 // Every RESP2 and RESP3 type, produced by a real server (HELLO 3 and DEBUG PROTOCOL).
 const test = suite<{ server: RedisServer; r2: RedisClient; r3: RedisClient }>("RESP types from a real server");

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { createHash } from "node:crypto";
 import { connect, RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
 import type { Arg, RedisLike, SendOptions } from "../../resp/mod.ts";
-import { startRedis, type RedisServer } from "../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("Script");
@@ -80,12 +80,20 @@ test("a Lua error rejects with RedisReplyError and is not retried", async ({ red
 
 test("scripts pipeline with other commands in the same tick, replies in order", async ({ redis }) => {
   const script = new Script(`return ARGV[1]`);
-  const out = await Promise.all([redis.send(["ECHO", "a"]), script.run(redis, [], ["b"]), redis.send(["ECHO", "c"]), script.run(redis, [], ["d"])]);
+  const out = await Promise.all([
+    redis.send(["ECHO", "a"]),
+    script.run(redis, [], ["b"]),
+    redis.send(["ECHO", "c"]),
+    script.run(redis, [], ["d"]),
+  ]);
   assert.equal(out, ["a", "b", "c", "d"]);
 });
 
 test("an empty script is refused", () => {
-  assert.throws(() => new Script(""), (e: Error) => e instanceof TypeError && e.message === "Cannot create Script: 'lua' must be a non-empty string");
+  assert.throws(
+    () => new Script(""),
+    (e: Error) => e instanceof TypeError && e.message === "Cannot create Script: 'lua' must be a non-empty string",
+  );
 });
 
 test.run();

@@ -37,13 +37,22 @@ slots("hashes only a non-empty hash tag: the first { and the first } after it", 
 });
 
 slots("a string, its UTF-8 bytes and a number's decimal text share a slot", () => {
-  for (const key of ["ascii", "héllo wörld", "日本{語}x", "emoji 😀", "{€}a"]) assert.is(keySlot(enc.encode(key)), keySlot(key), key);
+  for (const key of ["ascii", "héllo wörld", "日本{語}x", "emoji 😀", "{€}a"]) {
+    assert.is(keySlot(enc.encode(key)), keySlot(key), key);
+  }
   assert.is(keySlot(12345), keySlot("12345"));
-  assert.is(keySlot(new Uint8Array([0xff, 0x7b, 0x00, 0x7d, 0xfe])), crc16(new Uint8Array([0x00])) & 16383, "binary tag");
+  assert.is(
+    keySlot(new Uint8Array([0xff, 0x7b, 0x00, 0x7d, 0xfe])),
+    crc16(new Uint8Array([0x00])) & 16383,
+    "binary tag",
+  );
 });
 
 slots("keySlot() refuses a value that is not a key", () => {
-  assert.throws(() => keySlot(null as unknown as string), /Cannot compute keySlot: 'key' must be a string, number or Uint8Array, got object/);
+  assert.throws(
+    () => keySlot(null as unknown as string),
+    /Cannot compute keySlot: 'key' must be a string, number or Uint8Array, got object/,
+  );
 });
 
 const keys = suite("commandKeys()");
@@ -85,9 +94,15 @@ keys("finds the keys of the commands herdless and common callers use", () => {
 });
 
 keys("refuses transactions and sharded subscriptions, which need a connection of their own", () => {
-  assert.throws(() => commandKeys(["MULTI"]), /Cannot send MULTI through a ClusterClient: transactions need a dedicated connection/);
+  assert.throws(
+    () => commandKeys(["MULTI"]),
+    /Cannot send MULTI through a ClusterClient: transactions need a dedicated connection/,
+  );
   assert.throws(() => commandKeys(["watch", "k"]), /Cannot send WATCH through a ClusterClient/);
-  assert.throws(() => commandKeys(["SSUBSCRIBE", "ch"]), /Cannot send SSUBSCRIBE through a ClusterClient: sharded pub\/sub/);
+  assert.throws(
+    () => commandKeys(["SSUBSCRIBE", "ch"]),
+    /Cannot send SSUBSCRIBE through a ClusterClient: sharded pub\/sub/,
+  );
 });
 
 keys("routeSlot() gives the one slot of a command's keys, -1 for a keyless one, and refuses keys in two slots", () => {
@@ -103,15 +118,45 @@ keys("routeSlot() gives the one slot of a command's keys, -1 for a keyless one, 
     }
   })();
   assert.ok(e instanceof CrossSlotError && isCrossSlotError(e));
-  assert.is((e as CrossSlotError).message, `Cannot send MSET: its keys hash to different slots ("a" -> 15495, "b" -> 3300); give keys used together a shared {hash tag}`);
+  assert.is(
+    (e as CrossSlotError).message,
+    `Cannot send MSET: its keys hash to different slots ("a" -> 15495, "b" -> 3300); give keys used together a shared {hash tag}`,
+  );
   const long = "k".repeat(50);
-  assert.match(String((() => { try { routeSlot(["DEL", long, new Uint8Array([1, 2, 3])]); } catch (error) { return (error as Error).message; } })()), /"k{40}\.\.\." -> \d+, <3 bytes> -> \d+/);
+  assert.match(
+    String((() => {
+      try {
+        routeSlot(["DEL", long, new Uint8Array([1, 2, 3])]);
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })()),
+    /"k{40}\.\.\." -> \d+, <3 bytes> -> \d+/,
+  );
 });
 
 const maps = suite("slot map parsing");
 
 maps("parseShards() reads RESP2 pairs and RESP3 maps, picks the primary, skips unknown endpoints", () => {
-  const node = (port: number, role: string, extra: Reply[] = []): Reply[] => ["id", `id${port}`, "port", port, "ip", "10.0.0.1", "endpoint", "10.0.0.1", "role", role, "health", "online", ...extra];
+  const node = (
+    port: number,
+    role: string,
+    extra: Reply[] = [],
+  ): Reply[] => [
+    "id",
+    `id${port}`,
+    "port",
+    port,
+    "ip",
+    "10.0.0.1",
+    "endpoint",
+    "10.0.0.1",
+    "role",
+    role,
+    "health",
+    "online",
+    ...extra,
+  ];
   const resp2: Reply = [
     ["slots", [0, 99, 200, 299], "nodes", [node(7001, "replica"), node(7000, "master")]],
     ["slots", [100, 199], "nodes", [["id", "x", "port", 7002, "ip", "", "endpoint", "", "role", "master"]]],
@@ -146,7 +191,10 @@ maps("parseEndpoint() reads MOVED/ASK targets: IPv4, IPv6, no host (the node tha
 });
 
 maps("parseSlots() reads the CLUSTER SLOTS shape of older servers", () => {
-  const t = parseSlots([[0, 8191, ["", 7000, "a"], ["127.0.0.1", 7003, "d"]], [8192, 16383, ["127.0.0.2", 7001, "b"]]], "127.0.0.1");
+  const t = parseSlots(
+    [[0, 8191, ["", 7000, "a"], ["127.0.0.1", 7003, "d"]], [8192, 16383, ["127.0.0.2", 7001, "b"]]],
+    "127.0.0.1",
+  );
   assert.is(t.owners[0], "127.0.0.1:7000");
   assert.is(t.owners[16383], "127.0.0.2:7001");
   assert.equal(t.primaries, ["127.0.0.1:7000", "127.0.0.2:7001"]);

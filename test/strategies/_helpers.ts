@@ -31,7 +31,11 @@ export async function rejects(
   }
   if (!threw) assert.unreachable(`expected a ${ErrorClass.name}, but it resolved`);
   if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && (caught as Error).name !== ErrorClass.name)) {
-    assert.unreachable(`expected a ${ErrorClass.name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`);
+    assert.unreachable(
+      `expected a ${ErrorClass.name}, got ${
+        caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)
+      }`,
+    );
   }
   const error = caught as Error;
   if (typeof message === "string") assert.is(error.message, message);
@@ -40,7 +44,9 @@ export async function rejects(
 }
 
 /** Resolves `reached` once `n` parties have called `arrive()`; each `arrive()` resolves then too. */
-export function barrier(n: number): { arrive(): Promise<void>; readonly reached: Promise<void>; readonly count: number } {
+export function barrier(
+  n: number,
+): { arrive(): Promise<void>; readonly reached: Promise<void>; readonly count: number } {
   const all = deferred();
   let count = 0;
   return {

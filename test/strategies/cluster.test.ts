@@ -47,7 +47,13 @@ let n = 0;
 const ns = () => `cc${++n}`;
 
 /** The same cache in both "processes". */
-function caches<T>(ctx: Ctx, namespace: string, onEvent: (e: CacheEvent) => void, make: () => Strategy[], ttlMs = 10_000): [Cache<T>, Cache<T>] {
+function caches<T>(
+  ctx: Ctx,
+  namespace: string,
+  onEvent: (e: CacheEvent) => void,
+  make: () => Strategy[],
+  ttlMs = 10_000,
+): [Cache<T>, Cache<T>] {
   return [
     pipeline<T>({ redis: ctx.a, ttlMs, namespace, onEvent }, ...make()),
     pipeline<T>({ redis: ctx.b, ttlMs, namespace, onEvent }, ...make()),
@@ -108,27 +114,32 @@ Lease("a cold burst through two cluster clients costs one origin call per key, o
   await Promise.all([one.close(), two.close()]);
 });
 
-Lease("with coalesce() in front, each client sends one lease attempt per key; the RESP3 client subscribes once", async (ctx) => {
-  const ev = events();
-  const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [coalesce(), lease({ waitMs: 10_000 })]);
-  const hold = deferred();
-  const o = origin(() => "hot");
-  o.hold = hold.promise;
-  const gets = Array.from({ length: 60 }, (_, i) => (i % 2 ? one : two).get("hot", o.load));
-  // 29 join in-process on each side; the other side's single caller waits on the lease.
-  await ev.reach(["coalesced", "wait"], 59);
-  hold.resolve();
-  assert.ok((await Promise.all(gets)).every((v) => v === "hot"));
-  assert.is(o.calls, 1);
-  // The wake-up subscription went through the cluster client's subscriber connection.
-  let subscribers = 0;
-  for (const node of ctx.cluster.nodes) {
-    const list = ctx.cluster.cli(node.port, "CLIENT", "LIST");
-    subscribers += list.split("\n").filter((l) => l.includes("name=herdless-cache-test") && /\bsub=[1-9]/.test(l)).length;
-  }
-  assert.is(subscribers, 1);
-  await Promise.all([one.close(), two.close()]);
-});
+Lease(
+  "with coalesce() in front, each client sends one lease attempt per key; the RESP3 client subscribes once",
+  async (ctx) => {
+    const ev = events();
+    const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [coalesce(), lease({ waitMs: 10_000 })]);
+    const hold = deferred();
+    const o = origin(() => "hot");
+    o.hold = hold.promise;
+    const gets = Array.from({ length: 60 }, (_, i) => (i % 2 ? one : two).get("hot", o.load));
+    // 29 join in-process on each side; the other side's single caller waits on the lease.
+    await ev.reach(["coalesced", "wait"], 59);
+    hold.resolve();
+    assert.ok((await Promise.all(gets)).every((v) => v === "hot"));
+    assert.is(o.calls, 1);
+    // The wake-up subscription went through the cluster client's subscriber connection.
+    let subscribers = 0;
+    for (const node of ctx.cluster.nodes) {
+      const list = ctx.cluster.cli(node.port, "CLIENT", "LIST");
+      subscribers += list.split("\n").filter((l) =>
+        l.includes("name=herdless-cache-test") && /\bsub=[1-9]/.test(l)
+      ).length;
+    }
+    assert.is(subscribers, 1);
+    await Promise.all([one.close(), two.close()]);
+  },
+);
 
 Lease.after(async () => {});
 
@@ -143,15 +154,22 @@ Xfetch("a hot key is refreshed early by one caller across two clients, and no re
   // random() close to 1: every read of a fresh entry decides to refresh early.
   // A load that takes 20 ms and a huge beta: the gap always exceeds the fresh time left.
   const make = (redis: ClusterClient) =>
-    pipeline<string>({ redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent, random: () => 0.999999 }, xfetch({ beta: 1000 }), lease());
+    pipeline<string>(
+      { redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent, random: () => 0.999999 },
+      xfetch({ beta: 1000 }),
+      lease(),
+    );
   const one = make(ctx.a);
   const two = make(ctx.b);
   let version = 0;
   const o = origin(() => `v${++version}`);
-  assert.is(await one.get("hot", async (c) => {
-    await new Promise((r) => setTimeout(r, 20));
-    return o.load(c);
-  }), "v1");
+  assert.is(
+    await one.get("hot", async (c) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return o.load(c);
+    }),
+    "v1",
+  );
   const hold = deferred();
   o.hold = hold.promise;
   const values = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).get("hot", o.load)));
@@ -208,59 +226,76 @@ async function failOver(ctx: Ctx, key: string): Promise<number> {
   return replica;
 }
 
-Failover("a lease taken before the failover still holds after it: waiters never call the origin, the owner's publish is accepted", async (ctx) => {
-  const ev = events();
-  const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [lease({ leaseMs: 20_000, waitMs: 20_000 })]);
-  const hold = deferred();
-  const o = origin(() => "survivor");
-  o.hold = hold.promise;
-  const owner = one.get("x", o.load, { timeoutMs: 30_000 });
-  await o.started.promise;
-  const waiters = Array.from({ length: 10 }, () => two.get("x", o.load, { timeoutMs: 30_000 }));
-  await ev.reach("wait", 10);
-  const promoted = await failOver(ctx, one.keys("x").lease);
-  hold.resolve();
-  assert.is(await owner, "survivor");
-  assert.is(ctx.a.nodeFor(one.keys("x").lease), `127.0.0.1:${promoted}`, "the owner published on the promoted replica");
-  assert.equal(await Promise.all(waiters), waiters.map(() => "survivor"));
-  assert.is(o.calls, 1, "no waiter bypassed the lease");
-  assert.is(one.stats().lateRejected, 0, "the replicated lease accepted the owner's publish");
-  await Promise.all([one.close(), two.close()]);
-});
+Failover(
+  "a lease taken before the failover still holds after it: waiters never call the origin, the owner's publish is accepted",
+  async (ctx) => {
+    const ev = events();
+    const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [lease({ leaseMs: 20_000, waitMs: 20_000 })]);
+    const hold = deferred();
+    const o = origin(() => "survivor");
+    o.hold = hold.promise;
+    const owner = one.get("x", o.load, { timeoutMs: 30_000 });
+    await o.started.promise;
+    const waiters = Array.from({ length: 10 }, () => two.get("x", o.load, { timeoutMs: 30_000 }));
+    await ev.reach("wait", 10);
+    const promoted = await failOver(ctx, one.keys("x").lease);
+    hold.resolve();
+    assert.is(await owner, "survivor");
+    assert.is(
+      ctx.a.nodeFor(one.keys("x").lease),
+      `127.0.0.1:${promoted}`,
+      "the owner published on the promoted replica",
+    );
+    assert.equal(await Promise.all(waiters), waiters.map(() => "survivor"));
+    assert.is(o.calls, 1, "no waiter bypassed the lease");
+    assert.is(one.stats().lateRejected, 0, "the replicated lease accepted the owner's publish");
+    await Promise.all([one.close(), two.close()]);
+  },
+);
 
-Failover("gets under load during a failover: bounded errors, and every origin call was made by a lease owner", async (ctx) => {
-  const ev = events();
-  // A short TTL keeps keys expiring, so loads (and lease races) go on throughout.
-  const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [lease({ leaseMs: 5000, waitMs: 5000 })], 50);
-  const ids = spread(ctx.cluster, one as Cache<unknown>, 4);
-  let loads = 0;
-  const unleased: string[] = [];
-  const loader = async ({ identity }: { identity: unknown }) => {
-    loads++;
-    // Whoever calls the origin must hold the lease in Redis right now.
-    const held = await ctx.b.send(["EXISTS", one.keys(identity as string).lease]).catch(() => 1);
-    if (held !== 1) unleased.push(String(identity));
-    return "v";
-  };
-  const workers = 16;
-  let done = false;
-  const loaded = load(workers, (w, i) => (w % 2 ? one : two).get(ids[(w * 3 + i) % ids.length]!, loader, { timeoutMs: 10_000 }), () => done);
-  await new Promise((r) => setTimeout(r, 200));
-  await failOver(ctx, one.keys(ids[0]!).data);
-  await new Promise((r) => setTimeout(r, 200));
-  done = true;
-  const { ok, errors } = await loaded;
-  assert.ok(ok > 100, `load ran (${ok})`);
-  assert.ok(errors.length <= workers, `at most one error per in-flight caller (${errors.length}: ${summary(errors)})`);
-  assert.ok(errors.every((e) => isConnectionError(e) || isTimeoutError(e)), summary(errors));
-  assert.equal(unleased, [], "no origin call without the lease held in Redis");
-  // A lease won just after another owner published is released unused: never more loads than leases.
-  assert.ok(loads <= one.stats().leasesWon + two.stats().leasesWon, "no origin call without winning the lease");
-  assert.is(one.stats().loads + two.stats().loads, loads);
-  // Service resumed: every key is served.
-  assert.equal(await Promise.all(ids.map((id) => one.get(id, loader))), ids.map(() => "v"));
-  await Promise.all([one.close(), two.close()]);
-});
+Failover(
+  "gets under load during a failover: bounded errors, and every origin call was made by a lease owner",
+  async (ctx) => {
+    const ev = events();
+    // A short TTL keeps keys expiring, so loads (and lease races) go on throughout.
+    const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [lease({ leaseMs: 5000, waitMs: 5000 })], 50);
+    const ids = spread(ctx.cluster, one as Cache<unknown>, 4);
+    let loads = 0;
+    const unleased: string[] = [];
+    const loader = async ({ identity }: { identity: unknown }) => {
+      loads++;
+      // Whoever calls the origin must hold the lease in Redis right now.
+      const held = await ctx.b.send(["EXISTS", one.keys(identity as string).lease]).catch(() => 1);
+      if (held !== 1) unleased.push(String(identity));
+      return "v";
+    };
+    const workers = 16;
+    let done = false;
+    const loaded = load(
+      workers,
+      (w, i) => (w % 2 ? one : two).get(ids[(w * 3 + i) % ids.length]!, loader, { timeoutMs: 10_000 }),
+      () => done,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    await failOver(ctx, one.keys(ids[0]!).data);
+    await new Promise((r) => setTimeout(r, 200));
+    done = true;
+    const { ok, errors } = await loaded;
+    assert.ok(ok > 100, `load ran (${ok})`);
+    assert.ok(
+      errors.length <= workers,
+      `at most one error per in-flight caller (${errors.length}: ${summary(errors)})`,
+    );
+    assert.ok(errors.every((e) => isConnectionError(e) || isTimeoutError(e)), summary(errors));
+    assert.equal(unleased, [], "no origin call without the lease held in Redis");
+    // A lease won just after another owner published is released unused: never more loads than leases.
+    assert.ok(loads <= one.stats().leasesWon + two.stats().leasesWon, "no origin call without winning the lease");
+    assert.is(one.stats().loads + two.stats().loads, loads);
+    // Service resumed: every key is served.
+    assert.equal(await Promise.all(ids.map((id) => one.get(id, loader))), ids.map(() => "v"));
+    await Promise.all([one.close(), two.close()]);
+  },
+);
 
 Lease.run();
 Xfetch.run();

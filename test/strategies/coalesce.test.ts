@@ -44,72 +44,78 @@ Coalesce("coalesce() shares one load among concurrent callers and counts the joi
   await cache.close();
 });
 
-Coalesce("coalesce() lets each caller leave on its own signal or timeout; the load's signal fires when the last one leaves", async () => {
-  const ev = events();
-  const strategy = coalesce();
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
-  const hold = deferred();
-  const o = origin(() => "late");
-  o.hold = hold.promise;
-  const first = new AbortController();
-  const last = new AbortController();
-  const p1 = cache.get("k", o.load, { signal: first.signal });
-  const p2 = cache.get("k", o.load, { timeoutMs: 20 });
-  const p3 = cache.get("k", o.load, { signal: last.signal });
-  await ev.reach("coalesced", 2);
-  first.abort(new Error("first left"));
-  await rejects(() => p1, Error, "first left");
-  await rejects(() => p2, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (20 ms)`);
-  assert.is(o.signals[0]!.aborted, false, "two callers gone, one still waits");
-  const reason = new Error("last left");
-  last.abort(reason);
-  await rejects(() => p3, Error, "last left");
-  assert.is(o.signals[0]!.aborted, true);
-  assert.is(o.signals[0]!.reason, reason);
-  hold.resolve();
-  await cache.close();
-  assert.is(strategy.size, 0);
-  assert.is(o.calls, 1);
-});
+Coalesce(
+  "coalesce() lets each caller leave on its own signal or timeout; the load's signal fires when the last one leaves",
+  async () => {
+    const ev = events();
+    const strategy = coalesce();
+    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+    const hold = deferred();
+    const o = origin(() => "late");
+    o.hold = hold.promise;
+    const first = new AbortController();
+    const last = new AbortController();
+    const p1 = cache.get("k", o.load, { signal: first.signal });
+    const p2 = cache.get("k", o.load, { timeoutMs: 20 });
+    const p3 = cache.get("k", o.load, { signal: last.signal });
+    await ev.reach("coalesced", 2);
+    first.abort(new Error("first left"));
+    await rejects(() => p1, Error, "first left");
+    await rejects(() => p2, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (20 ms)`);
+    assert.is(o.signals[0]!.aborted, false, "two callers gone, one still waits");
+    const reason = new Error("last left");
+    last.abort(reason);
+    await rejects(() => p3, Error, "last left");
+    assert.is(o.signals[0]!.aborted, true);
+    assert.is(o.signals[0]!.reason, reason);
+    hold.resolve();
+    await cache.close();
+    assert.is(strategy.size, 0);
+    assert.is(o.calls, 1);
+  },
+);
 
-Coalesce("a caller arriving after every caller of a flight left starts a new flight instead of inheriting their error", async () => {
-  const ev = events();
-  const strategy = coalesce();
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
-  const unwind = deferred();
-  const second = deferred();
-  let calls = 0;
-  const load = async ({ signal }: { signal: AbortSignal }) => {
-    const call = ++calls;
-    if (call === 1) {
-      // Obeys its signal, but unwinds slowly (as a lease release round trip does).
-      await unwind.promise;
-      throw signal.reason;
-    }
-    await second.promise;
-    return `load ${call}`;
-  };
-  const a = cache.get("k", load, { timeoutMs: 50 });
-  await ev.reach("load-start", 1);
-  await rejects(() => a, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (50 ms)`);
-  assert.is(strategy.size, 1, "the abandoned flight is still unwinding");
-  // B has no deadline of its own: it must never receive A's TimeoutError.
-  const b = cache.get("k", load).catch((e: unknown) => e);
-  await ev.reach(["coalesced", "load-start"], 2);
-  assert.is(calls, 2, "B joined the abandoned flight instead of starting its own");
-  // The abandoned flight settles; its exit must not drop B's flight from the map.
-  unwind.resolve();
-  await ev.reach("load-end", 1);
-  await tick(); // The rest of its unwinding is microtasks: done after one macrotask.
-  assert.is(strategy.size, 1);
-  const c = cache.get("k", load);
-  await ev.reach(["coalesced", "load-start"], 3);
-  assert.equal([calls, cache.stats().coalesced], [2, 1], "C joins B's flight");
-  second.resolve();
-  assert.equal(await Promise.all([b, c]), ["load 2", "load 2"]);
-  assert.is(strategy.size, 0);
-  await cache.close();
-});
+Coalesce(
+  "a caller arriving after every caller of a flight left starts a new flight instead of inheriting their error",
+  async () => {
+    const ev = events();
+    const strategy = coalesce();
+    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+    const unwind = deferred();
+    const second = deferred();
+    let calls = 0;
+    const load = async ({ signal }: { signal: AbortSignal }) => {
+      const call = ++calls;
+      if (call === 1) {
+        // Obeys its signal, but unwinds slowly (as a lease release round trip does).
+        await unwind.promise;
+        throw signal.reason;
+      }
+      await second.promise;
+      return `load ${call}`;
+    };
+    const a = cache.get("k", load, { timeoutMs: 50 });
+    await ev.reach("load-start", 1);
+    await rejects(() => a, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (50 ms)`);
+    assert.is(strategy.size, 1, "the abandoned flight is still unwinding");
+    // B has no deadline of its own: it must never receive A's TimeoutError.
+    const b = cache.get("k", load).catch((e: unknown) => e);
+    await ev.reach(["coalesced", "load-start"], 2);
+    assert.is(calls, 2, "B joined the abandoned flight instead of starting its own");
+    // The abandoned flight settles; its exit must not drop B's flight from the map.
+    unwind.resolve();
+    await ev.reach("load-end", 1);
+    await tick(); // The rest of its unwinding is microtasks: done after one macrotask.
+    assert.is(strategy.size, 1);
+    const c = cache.get("k", load);
+    await ev.reach(["coalesced", "load-start"], 3);
+    assert.equal([calls, cache.stats().coalesced], [2, 1], "C joins B's flight");
+    second.resolve();
+    assert.equal(await Promise.all([b, c]), ["load 2", "load 2"]);
+    assert.is(strategy.size, 0);
+    await cache.close();
+  },
+);
 
 Coalesce("coalesce() hands a failure to every joined caller, then forgets it", async () => {
   const ev = events();
@@ -122,7 +128,10 @@ Coalesce("coalesce() hands a failure to every joined caller, then forgets it", a
     return "recovered";
   });
   o.hold = hold.promise;
-  const calls = Array.from({ length: 5 }, () => cache.get("k", o.load).then(() => assert.unreachable("resolved"), (e) => e));
+  const calls = Array.from(
+    { length: 5 },
+    () => cache.get("k", o.load).then(() => assert.unreachable("resolved"), (e) => e),
+  );
   await ev.reach("coalesced", 4);
   hold.resolve();
   for (const error of await Promise.all(calls)) assert.is(error, boom);
@@ -186,7 +195,13 @@ Coalesce("a caller who misses never joins a background refresh, which may end wi
         return next({ ...req });
       },
   };
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), coalesce(), holdBackground, lease({ waitMs: 100 }));
+  const cache = pipeline(
+    { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 },
+    xfetch(),
+    coalesce(),
+    holdBackground,
+    lease({ waitMs: 100 }),
+  );
   const keys = cache.keys("k");
   // Fresh but close to expiry with a slow last load: xfetch refreshes early.
   await redis.send(["SET", keys.data, `hl1;v;0;0;1000;"current"`, "PX", 2000]);

@@ -31,18 +31,45 @@ Envelope("the envelope round-trips windows and payload, as text and as bytes", (
 });
 
 Envelope("anything that is not a version-1 envelope is refused with a reason, as text and as bytes", () => {
-  const bad = ["", "garbage", "hl0;v;0;0;0;x", "hl1;x;0;0;0;", "hl1;v;-1;0;0;", "hl1;v;0;0;", "hl1;v;1e3;0;0;", "hl1;v;0;0;1234567890123456;x", "hl1;v;0;;0;x", "hl1;v0;0;0;x", "hl1"];
+  const bad = [
+    "",
+    "garbage",
+    "hl0;v;0;0;0;x",
+    "hl1;x;0;0;0;",
+    "hl1;v;-1;0;0;",
+    "hl1;v;0;0;",
+    "hl1;v;1e3;0;0;",
+    "hl1;v;0;0;1234567890123456;x",
+    "hl1;v;0;;0;x",
+    "hl1;v0;0;0;x",
+    "hl1",
+  ];
   for (const raw of bad) {
     assert.throws(() => decodeEnvelope(raw), /not a herdless envelope/, raw);
     assert.throws(() => decodeEnvelope(new TextEncoder().encode(raw)), /not a herdless envelope/, raw);
   }
-  assert.throws(() => decodeEnvelope("garbage with a long tail"), (e: Error) => e.message === `not a herdless envelope (starts with "garbage with")`);
-  assert.throws(() => decodeEnvelope(new Uint8Array([0xff, 0, 104])), (e: Error) => e.message === `not a herdless envelope (starts with "\u00ff\\u0000h")`);
+  assert.throws(
+    () => decodeEnvelope("garbage with a long tail"),
+    (e: Error) => e.message === `not a herdless envelope (starts with "garbage with")`,
+  );
+  assert.throws(
+    () => decodeEnvelope(new Uint8Array([0xff, 0, 104])),
+    (e: Error) => e.message === `not a herdless envelope (starts with "\u00ff\\u0000h")`,
+  );
   // 15 digits is the widest field, read exactly.
   assert.equal(decodeEnvelope("hl1;v;999999999999999;0;7;x").staleMs, 999_999_999_999_999);
-  assert.equal(decodeEnvelope(new TextEncoder().encode("hl1;n;1;2;3;")), { negative: true, staleMs: 1, ifErrorMs: 2, loadMs: 3, payload: new Uint8Array() });
+  assert.equal(decodeEnvelope(new TextEncoder().encode("hl1;n;1;2;3;")), {
+    negative: true,
+    staleMs: 1,
+    ifErrorMs: 2,
+    loadMs: 3,
+    payload: new Uint8Array(),
+  });
   assert.throws(() => decodeEnvelope("hl1;n;0;0;0;x"), /a not-found marker carries a payload/);
-  assert.throws(() => encodeEnvelope({ negative: false, staleMs: 0, ifErrorMs: 0, loadMs: 0 }, 5 as never), /must return a string or a Uint8Array, got number/);
+  assert.throws(
+    () => encodeEnvelope({ negative: false, staleMs: 0, ifErrorMs: 0, loadMs: 0 }, 5 as never),
+    /must return a string or a Uint8Array, got number/,
+  );
 });
 
 Envelope("built-in codecs refuse what they cannot represent", () => {
@@ -51,7 +78,10 @@ Envelope("built-in codecs refuse what they cannot represent", () => {
   assert.throws(() => json.encode(() => 1), /a function has no JSON form/);
   assert.throws(() => resolveCodec("string").encode(1), /expected a string, got number/);
   assert.throws(() => resolveCodec("bytes").encode("x"), /expected a Uint8Array, got string/);
-  assert.throws(() => resolveCodec({ encode: 1 }), /'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got object/);
+  assert.throws(
+    () => resolveCodec({ encode: 1 }),
+    /'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got object/,
+  );
   assert.equal([...(resolveCodec("bytes").decode("ab") as Uint8Array)], [97, 98]);
 });
 
@@ -159,17 +189,29 @@ Codec("a value the codec cannot encode is a TypeError, caches nothing and frees 
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
   const keys = cache.keys("big");
   // The reason in parentheses is the engine's own wording (V8 and JavaScriptCore differ).
-  const prefix = `^Cannot cache ${keys.data.replace(/[{}]/g, "\\$&")}: the json codec cannot encode the loaded value \\(`;
+  const prefix = `^Cannot cache ${
+    keys.data.replace(/[{}]/g, "\\$&")
+  }: the json codec cannot encode the loaded value \\(`;
   await rejects(() => cache.get("big", () => ({ n: 10n })), TypeError, new RegExp(`${prefix}.*BigInt.*\\)$`));
   const circular: Record<string, unknown> = {};
   circular.self = circular;
-  await rejects(() => cache.get("big", () => circular), TypeError, new RegExp(`${prefix}.*(circular|cyclic).*\\)$`, "is"));
+  await rejects(
+    () => cache.get("big", () => circular),
+    TypeError,
+    new RegExp(`${prefix}.*(circular|cyclic).*\\)$`, "is"),
+  );
   assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
   assert.is(cache.stats().loadErrors, 2);
   // Nothing blocks the next caller: the lease went with the failure.
   assert.is(await cache.get("big", () => "fine"), "fine");
   const strings = pipeline({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
-  await rejects(() => strings.get("n", () => 5 as never), TypeError, `Cannot cache ${strings.keys("n").data}: the string codec cannot encode the loaded value (expected a string, got number)`);
+  await rejects(
+    () => strings.get("n", () => 5 as never),
+    TypeError,
+    `Cannot cache ${
+      strings.keys("n").data
+    }: the string codec cannot encode the loaded value (expected a string, got number)`,
+  );
   await cache.close();
   await strings.close();
 });
@@ -179,7 +221,7 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, lease());
   const cases: [string, string][] = [
     ["garbage", "not an envelope"],
-    ["old", "hl0;v;0;0;0;\"old format\""],
+    ["old", 'hl0;v;0;0;0;"old format"'],
     ["badjson", "hl1;v;0;0;0;{not json"],
   ];
   for (const [id, raw] of cases) {
@@ -215,7 +257,12 @@ Codec("a not-found is returned as undefined and cached only when negativeTtlMs >
   assert.is(await redis.send(["EXISTS", uncached.keys("missing").data, uncached.keys("missing").lease]), 0);
 
   const found = origin(() => undefined);
-  const cached = pipeline({ redis, ttlMs: 10_000, namespace: ns(), negativeTtlMs: 500 }, swr({ staleMs: 5000 }), lease(), jitter({ spreadMs: 1000 }));
+  const cached = pipeline(
+    { redis, ttlMs: 10_000, namespace: ns(), negativeTtlMs: 500 },
+    swr({ staleMs: 5000 }),
+    lease(),
+    jitter({ spreadMs: 1000 }),
+  );
   assert.is(await cached.get("missing", found.load), undefined);
   assert.is(await cached.get("missing", found.load), undefined);
   assert.is(found.calls, 1);

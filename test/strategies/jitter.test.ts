@@ -23,18 +23,43 @@ Jitter.after(async () => {
 });
 
 Jitter("jitter() rejects a bad spread, and a spread not below the TTL", async () => {
-  await rejects(() => jitter({ spreadMs: 0 }), RangeError, "Cannot create jitter: 'spreadMs' must be a positive integer, got 0");
-  await rejects(() => jitter(undefined as never), RangeError, "Cannot create jitter: 'spreadMs' must be a positive integer, got undefined");
-  await rejects(() => jitter({ spreadMs: 2.5 }), RangeError, "Cannot create jitter: 'spreadMs' must be a positive integer, got 2.5");
-  await rejects(() => pipeline({ redis, ttlMs: 1000 }, jitter({ spreadMs: 1000 })), RangeError, "Cannot use jitter: 'spreadMs' (1000) must be less than the TTL (1000)");
+  await rejects(
+    () => jitter({ spreadMs: 0 }),
+    RangeError,
+    "Cannot create jitter: 'spreadMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => jitter(undefined as never),
+    RangeError,
+    "Cannot create jitter: 'spreadMs' must be a positive integer, got undefined",
+  );
+  await rejects(
+    () => jitter({ spreadMs: 2.5 }),
+    RangeError,
+    "Cannot create jitter: 'spreadMs' must be a positive integer, got 2.5",
+  );
+  await rejects(
+    () => pipeline({ redis, ttlMs: 1000 }, jitter({ spreadMs: 1000 })),
+    RangeError,
+    "Cannot use jitter: 'spreadMs' (1000) must be less than the TTL (1000)",
+  );
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, jitter({ spreadMs: 600 }));
   let called = false;
-  await rejects(() => cache.get("k", () => (called = true), { ttlMs: 500 }), RangeError, "Cannot use jitter: 'spreadMs' (600) must be less than the TTL (500)");
+  await rejects(
+    () => cache.get("k", () => (called = true), { ttlMs: 500 }),
+    RangeError,
+    "Cannot use jitter: 'spreadMs' (600) must be less than the TTL (500)",
+  );
   assert.is(called, false, "checked before any load");
   await cache.close();
 });
 
-async function pttlWith(random: number, ttlMs: number, spreadMs: number, ...extra: ReturnType<typeof swr>[]): Promise<number> {
+async function pttlWith(
+  random: number,
+  ttlMs: number,
+  spreadMs: number,
+  ...extra: ReturnType<typeof swr>[]
+): Promise<number> {
   const cache = pipeline({ redis, ttlMs, namespace: ns(), random: () => random }, jitter({ spreadMs }), ...extra);
   await cache.get("k", () => "v");
   const pttl = Number(await redis.send(["PTTL", cache.keys("k").data]));
@@ -56,7 +81,11 @@ Jitter("random() close to 1 (and 1 itself) draws the high end of the window: ttl
 
 Jitter("the jittered fresh window is drawn once per publish and the stale window is added after it", async () => {
   let draws = 0;
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => (draws++, 0) }, jitter({ spreadMs: 30_000 }), swr({ staleMs: 10_000 }));
+  const cache = pipeline(
+    { redis, ttlMs: 60_000, namespace: ns(), random: () => (draws++, 0) },
+    jitter({ spreadMs: 30_000 }),
+    swr({ staleMs: 10_000 }),
+  );
   await cache.get("a", () => "v");
   await cache.get("a", () => "v");
   await cache.get("b", () => "v");

@@ -42,7 +42,10 @@ Processes("a cold burst across 4 OS processes costs 1 origin call", async () => 
       child.stdout!.on("data", (d) => (out += d));
       child.stderr!.on("data", (d) => (err += d));
       return new Promise<string>((resolve, reject) =>
-        child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${i} exited ${code}: ${err}`))))
+        child.on(
+          "exit",
+          (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${i} exited ${code}: ${err}`))),
+        )
       );
     });
     // Every worker connected: release them all at once through a Redis barrier.
@@ -54,7 +57,9 @@ Processes("a cold burst across 4 OS processes costs 1 origin call", async () => 
       assert.ok(ready !== null, "a worker exited before it was ready");
     }
     await control.send(["RPUSH", `${namespace}:go`, 1, 2, 3, 4]);
-    const results = (await Promise.all(outputs)).map((o) => JSON.parse(o.trim()) as { values: string[]; stats: { loads: number } });
+    const results = (await Promise.all(outputs)).map((o) =>
+      JSON.parse(o.trim()) as { values: string[]; stats: { loads: number } }
+    );
     assert.is(await control.send(["GET", `${namespace}:origin`]), "1");
     for (const r of results) assert.equal(r.values, Array(10).fill("value-1"));
     assert.is(results.reduce((sum, r) => sum + r.stats.loads, 0), 1);

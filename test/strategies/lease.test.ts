@@ -29,12 +29,36 @@ Lease.after(async () => {
 });
 
 Lease("lease() rejects bad options with messages naming the setting", async () => {
-  await rejects(() => lease({ leaseMs: 0 }), RangeError, "Cannot create lease: 'leaseMs' must be a positive integer, got 0");
-  await rejects(() => lease({ leaseMs: 1.5 }), RangeError, "Cannot create lease: 'leaseMs' must be a positive integer, got 1.5");
-  await rejects(() => lease({ waitMs: -1 }), RangeError, "Cannot create lease: 'waitMs' must be a positive integer, got -1");
-  await rejects(() => lease({ renew: "yes" as never }), TypeError, `Cannot create lease: 'renew' must be a boolean, got "yes"`);
-  await rejects(() => lease({ pollMs: 0 }), RangeError, "Cannot create lease: 'pollMs' must be a positive integer, got 0");
-  await rejects(() => lease({ pollMs: 2.5 }), RangeError, "Cannot create lease: 'pollMs' must be a positive integer, got 2.5");
+  await rejects(
+    () => lease({ leaseMs: 0 }),
+    RangeError,
+    "Cannot create lease: 'leaseMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => lease({ leaseMs: 1.5 }),
+    RangeError,
+    "Cannot create lease: 'leaseMs' must be a positive integer, got 1.5",
+  );
+  await rejects(
+    () => lease({ waitMs: -1 }),
+    RangeError,
+    "Cannot create lease: 'waitMs' must be a positive integer, got -1",
+  );
+  await rejects(
+    () => lease({ renew: "yes" as never }),
+    TypeError,
+    `Cannot create lease: 'renew' must be a boolean, got "yes"`,
+  );
+  await rejects(
+    () => lease({ pollMs: 0 }),
+    RangeError,
+    "Cannot create lease: 'pollMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => lease({ pollMs: 2.5 }),
+    RangeError,
+    "Cannot create lease: 'pollMs' must be a positive integer, got 2.5",
+  );
   await rejects(() => lease(5 as never), TypeError, "Cannot create lease: options must be an object, got number");
   const s = lease();
   assert.equal([s.name, s.leaseMs, s.waitMs, s.renew, s.pollMs], ["lease", 1500, 2000, false, undefined]);
@@ -146,8 +170,16 @@ Lease("an origin failure reaches the owner's callers and a waiter takes over at 
   const namespace = ns();
   const ev = events();
   // A lease far longer than the wait: only an immediate release lets a waiter in.
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease({ leaseMs: 30_000, waitMs: 2_000 }));
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease({ leaseMs: 30_000, waitMs: 2_000 }));
+  const a = pipeline(
+    { redis, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    coalesce(),
+    lease({ leaseMs: 30_000, waitMs: 2_000 }),
+  );
+  const b = pipeline(
+    { redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    coalesce(),
+    lease({ leaseMs: 30_000, waitMs: 2_000 }),
+  );
   const hold = deferred();
   const boom = new Error("origin down");
   const o = origin((call) => {
@@ -191,26 +223,32 @@ Lease("an owner whose caller leaves keeps loading and publishes for the waiters"
   await b.close();
 });
 
-Lease("an owner whose loader obeys its signal releases the lease, and a waiter takes over within its deadline", async () => {
-  const namespace = ns();
-  const ev = events();
-  // A lease far longer than the wait: only an immediate release lets the waiter in.
-  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
-  const o = origin(() => "from the waiter");
-  const controller = new AbortController();
-  const obeying = ({ signal }: { signal: AbortSignal }) =>
-    new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
-  const owner = a.get("k", obeying, { signal: controller.signal });
-  await until(async () => (await redis.send(["EXISTS", a.keys("k").lease])) === 1);
-  const waiter = b.get("k", o.load);
-  await ev.reach("wait", 1);
-  controller.abort(new Error("owner's caller left"));
-  await rejects(() => owner, Error, "owner's caller left");
-  assert.is(await waiter, "from the waiter");
-  assert.equal([o.calls, b.stats().leasesWon, a.stats().loadErrors], [1, 1, 1]);
-  await Promise.all([a.close(), b.close()]);
-});
+Lease(
+  "an owner whose loader obeys its signal releases the lease, and a waiter takes over within its deadline",
+  async () => {
+    const namespace = ns();
+    const ev = events();
+    // A lease far longer than the wait: only an immediate release lets the waiter in.
+    const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
+    const b = pipeline(
+      { redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+      lease({ leaseMs: 30_000, waitMs: 2_000 }),
+    );
+    const o = origin(() => "from the waiter");
+    const controller = new AbortController();
+    const obeying = ({ signal }: { signal: AbortSignal }) =>
+      new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+    const owner = a.get("k", obeying, { signal: controller.signal });
+    await until(async () => (await redis.send(["EXISTS", a.keys("k").lease])) === 1);
+    const waiter = b.get("k", o.load);
+    await ev.reach("wait", 1);
+    controller.abort(new Error("owner's caller left"));
+    await rejects(() => owner, Error, "owner's caller left");
+    assert.is(await waiter, "from the waiter");
+    assert.equal([o.calls, b.stats().leasesWon, a.stats().loadErrors], [1, 1, 1]);
+    await Promise.all([a.close(), b.close()]);
+  },
+);
 
 Lease("a waiter whose caller leaves stops waiting at once and never calls the origin", async () => {
   const namespace = ns();
@@ -244,9 +282,17 @@ Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and ze
   await owner.called();
   const o = origin(() => "never");
   const key = b.keys("k").data;
-  const error = await rejects(() => b.get("k", o.load), TimeoutError, `Cannot get ${key}: another caller's load did not finish within waitMs (100 ms)`);
+  const error = await rejects(
+    () => b.get("k", o.load),
+    TimeoutError,
+    `Cannot get ${key}: another caller's load did not finish within waitMs (100 ms)`,
+  );
   assert.ok((error as TimeoutError).waitedMs >= 100);
-  await rejects(() => b.get("k", o.load, { timeoutMs: 30 }), TimeoutError, `Cannot get ${key}: no answer within timeoutMs (30 ms)`);
+  await rejects(
+    () => b.get("k", o.load, { timeoutMs: 30 }),
+    TimeoutError,
+    `Cannot get ${key}: no answer within timeoutMs (30 ms)`,
+  );
   assert.is(o.calls, 0);
   assert.equal([b.stats().timeouts, b.stats().waits, b.stats().loads], [2, 2, 0]);
   hold.resolve();

@@ -25,36 +25,55 @@ Limit.after(async () => {
 });
 
 Limit("limit() rejects bad settings with messages naming them", async () => {
-  await rejects(() => limit(undefined as never), RangeError, "Cannot create limit: 'concurrency' must be a positive integer, got undefined");
-  await rejects(() => limit({ concurrency: 0 }), RangeError, "Cannot create limit: 'concurrency' must be a positive integer, got 0");
-  await rejects(() => limit({ concurrency: 1, queueMs: -1 }), RangeError, "Cannot create limit: 'queueMs' must be a non-negative integer, got -1");
+  await rejects(
+    () => limit(undefined as never),
+    RangeError,
+    "Cannot create limit: 'concurrency' must be a positive integer, got undefined",
+  );
+  await rejects(
+    () => limit({ concurrency: 0 }),
+    RangeError,
+    "Cannot create limit: 'concurrency' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => limit({ concurrency: 1, queueMs: -1 }),
+    RangeError,
+    "Cannot create limit: 'queueMs' must be a non-negative integer, got -1",
+  );
   const s = limit({ concurrency: 3 });
   assert.equal([s.concurrency, s.queueMs, s.active, s.queued], [3, 0, 0, 0]);
 });
 
-Limit("limit() sheds a load beyond the concurrency with OverloadedError and never calls the origin for it", async () => {
-  const strategy = limit({ concurrency: 2 });
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease(), strategy);
-  const hold = deferred();
-  const held = origin(() => "v");
-  held.hold = hold.promise;
-  const a = cache.get("a", held.load);
-  const b = cache.get("b", held.load);
-  await until(() => held.calls === 2);
-  assert.is(strategy.active, 2);
-  const shed = origin(() => "never");
-  const error = await rejects(() => cache.get("c", shed.load), OverloadedError, `Cannot load ${cache.keys("c").data}: 2 loads in flight and no slot freed within queueMs (0 ms)`);
-  assert.ok(isOverloadedError(error));
-  assert.equal([(error as OverloadedError).concurrency, (error as OverloadedError).queuedMs], [2, 0]);
-  assert.is(shed.calls, 0);
-  assert.is(cache.stats().shed, 1);
-  assert.is(await redis.send(["EXISTS", cache.keys("c").lease]), 0, "the shed call's lease was released");
-  hold.resolve();
-  assert.equal(await Promise.all([a, b]), ["v", "v"]);
-  assert.is(strategy.active, 0);
-  assert.is(await cache.get("c", shed.load), "never", "a free slot admits the next load");
-  await cache.close();
-});
+Limit(
+  "limit() sheds a load beyond the concurrency with OverloadedError and never calls the origin for it",
+  async () => {
+    const strategy = limit({ concurrency: 2 });
+    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease(), strategy);
+    const hold = deferred();
+    const held = origin(() => "v");
+    held.hold = hold.promise;
+    const a = cache.get("a", held.load);
+    const b = cache.get("b", held.load);
+    await until(() => held.calls === 2);
+    assert.is(strategy.active, 2);
+    const shed = origin(() => "never");
+    const error = await rejects(
+      () => cache.get("c", shed.load),
+      OverloadedError,
+      `Cannot load ${cache.keys("c").data}: 2 loads in flight and no slot freed within queueMs (0 ms)`,
+    );
+    assert.ok(isOverloadedError(error));
+    assert.equal([(error as OverloadedError).concurrency, (error as OverloadedError).queuedMs], [2, 0]);
+    assert.is(shed.calls, 0);
+    assert.is(cache.stats().shed, 1);
+    assert.is(await redis.send(["EXISTS", cache.keys("c").lease]), 0, "the shed call's lease was released");
+    hold.resolve();
+    assert.equal(await Promise.all([a, b]), ["v", "v"]);
+    assert.is(strategy.active, 0);
+    assert.is(await cache.get("c", shed.load), "never", "a free slot admits the next load");
+    await cache.close();
+  },
+);
 
 Limit("a queued load starts when a slot frees within queueMs, in arrival order", async () => {
   const strategy = limit({ concurrency: 1, queueMs: 10_000 });
@@ -83,7 +102,11 @@ Limit("a load still queued after queueMs is shed, and a queued caller who leaves
   const hold = deferred();
   const first = cache.get("a", () => hold.promise.then(() => "a"));
   await until(() => strategy.active === 1);
-  const error = await rejects(() => cache.get("b", () => "b"), OverloadedError, `Cannot load ${cache.keys("b").data}: 1 loads in flight and no slot freed within queueMs (50 ms)`);
+  const error = await rejects(
+    () => cache.get("b", () => "b"),
+    OverloadedError,
+    `Cannot load ${cache.keys("b").data}: 1 loads in flight and no slot freed within queueMs (50 ms)`,
+  );
   assert.ok((error as OverloadedError).queuedMs >= 49);
   const controller = new AbortController();
   const leaving = cache.get("c", () => "c", { signal: controller.signal });
@@ -99,7 +122,12 @@ Limit("a load still queued after queueMs is shed, and a queued caller who leaves
 
 Limit("a shed call gets the stale value when swr holds one", async () => {
   const strategy = limit({ concurrency: 1 });
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease(), strategy);
+  const cache = pipeline(
+    { redis, ttlMs: 100, namespace: ns() },
+    swr({ staleMs: 0, ifErrorMs: 10_000 }),
+    lease(),
+    strategy,
+  );
   await cache.get("x", () => "old x");
   await until(async () => Number(await redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
   const hold = deferred();

@@ -34,38 +34,118 @@ Pipeline.after(async () => {
 
 Pipeline("pipeline() rejects bad options with messages naming the setting", async () => {
   const r = (options: unknown, ...s: Strategy[]) => () => pipeline(options as never, ...s);
-  await rejects(r(undefined), TypeError, "Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
+  await rejects(
+    r(undefined),
+    TypeError,
+    "Cannot create pipeline: 'redis' must be an object with a send(command, options) function",
+  );
   await rejects(r({ redis }), RangeError, "Cannot create pipeline: 'ttlMs' must be a positive integer, got undefined");
-  await rejects(r({ ttlMs: 10 }), TypeError, "Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
-  await rejects(r({ redis, ttlMs: 0 }), RangeError, "Cannot create pipeline: 'ttlMs' must be a positive integer, got 0");
-  await rejects(r({ redis, ttlMs: 1.5 }), RangeError, "Cannot create pipeline: 'ttlMs' must be a positive integer, got 1.5");
-  await rejects(r({ redis, ttlMs: 10, negativeTtlMs: -1 }), RangeError, "Cannot create pipeline: 'negativeTtlMs' must be a non-negative integer, got -1");
-  await rejects(r({ redis, ttlMs: 10, commandTimeoutMs: 0 }), RangeError, "Cannot create pipeline: 'commandTimeoutMs' must be a positive integer, got 0");
-  await rejects(r({ redis, ttlMs: 10, namespace: "a{b}" }), TypeError, `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got "a{b}"`);
-  await rejects(r({ redis, ttlMs: 10, namespace: "" }), TypeError, `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ""`);
-  await rejects(r({ redis, ttlMs: 10, codec: "xml" }), TypeError, `Cannot create pipeline: 'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got "xml"`);
-  await rejects(r({ redis, ttlMs: 10, wakeups: "push" }), TypeError, `Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
-  await rejects(r({ redis, ttlMs: 10, now: 5 }), TypeError, "Cannot create pipeline: 'now' must be a function, got number");
-  await rejects(r({ redis, ttlMs: 10, random: "x" }), TypeError, "Cannot create pipeline: 'random' must be a function, got string");
-  await rejects(r({ redis, ttlMs: 10, onEvent: {} }), TypeError, "Cannot create pipeline: 'onEvent' must be a function, got object");
+  await rejects(
+    r({ ttlMs: 10 }),
+    TypeError,
+    "Cannot create pipeline: 'redis' must be an object with a send(command, options) function",
+  );
+  await rejects(
+    r({ redis, ttlMs: 0 }),
+    RangeError,
+    "Cannot create pipeline: 'ttlMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    r({ redis, ttlMs: 1.5 }),
+    RangeError,
+    "Cannot create pipeline: 'ttlMs' must be a positive integer, got 1.5",
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, negativeTtlMs: -1 }),
+    RangeError,
+    "Cannot create pipeline: 'negativeTtlMs' must be a non-negative integer, got -1",
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, commandTimeoutMs: 0 }),
+    RangeError,
+    "Cannot create pipeline: 'commandTimeoutMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, namespace: "a{b}" }),
+    TypeError,
+    `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got "a{b}"`,
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, namespace: "" }),
+    TypeError,
+    `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ""`,
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, codec: "xml" }),
+    TypeError,
+    `Cannot create pipeline: 'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got "xml"`,
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, wakeups: "push" }),
+    TypeError,
+    `Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`,
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, now: 5 }),
+    TypeError,
+    "Cannot create pipeline: 'now' must be a function, got number",
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, random: "x" }),
+    TypeError,
+    "Cannot create pipeline: 'random' must be a function, got string",
+  );
+  await rejects(
+    r({ redis, ttlMs: 10, onEvent: {} }),
+    TypeError,
+    "Cannot create pipeline: 'onEvent' must be a function, got object",
+  );
   await rejects(r(7), TypeError, "Cannot create pipeline: options must be an object, got number");
-  await rejects(r({ redis, ttlMs: 10 }, null as never), TypeError, "Cannot create pipeline: strategy 1 must be an object returned by a strategy factory");
+  await rejects(
+    r({ redis, ttlMs: 10 }, null as never),
+    TypeError,
+    "Cannot create pipeline: strategy 1 must be an object returned by a strategy factory",
+  );
 });
 
 Pipeline("pipeline() refuses a strategy object that already joined another cache", async () => {
   const shared = coalesce();
   const first = pipeline({ redis, ttlMs: 100 }, shared);
-  await rejects(() => pipeline({ redis, ttlMs: 100 }, shared), TypeError, "Cannot create pipeline: this coalesce() strategy already belongs to another cache; call coalesce() once per pipeline");
+  await rejects(
+    () => pipeline({ redis, ttlMs: 100 }, shared),
+    TypeError,
+    "Cannot create pipeline: this coalesce() strategy already belongs to another cache; call coalesce() once per pipeline",
+  );
   await first.close();
 });
 
 Pipeline("get() rejects bad call options and loaders with messages naming them", async () => {
   const cache = pipeline({ redis, ttlMs: 100, namespace: ns() });
-  await rejects(() => cache.get("k", undefined as never), TypeError, "Cannot get: 'loader' must be a function, got undefined");
-  await rejects(() => cache.get("k", () => 1, { timeoutMs: 0 }), RangeError, "Cannot get: 'timeoutMs' must be a positive integer, got 0");
-  await rejects(() => cache.get("k", () => 1, { ttlMs: -5 }), RangeError, "Cannot get: 'ttlMs' must be a positive integer, got -5");
-  await rejects(() => cache.get("", () => 1), TypeError, `Cannot derive keys: the identity must be a non-empty string or a non-empty array of strings and finite numbers, got ""`);
-  await rejects(() => cache.get(["a", {} as never], () => 1), TypeError, `Cannot derive keys: the identity must be a non-empty string or a non-empty array of strings and finite numbers, got ["a",{}]`);
+  await rejects(
+    () => cache.get("k", undefined as never),
+    TypeError,
+    "Cannot get: 'loader' must be a function, got undefined",
+  );
+  await rejects(
+    () => cache.get("k", () => 1, { timeoutMs: 0 }),
+    RangeError,
+    "Cannot get: 'timeoutMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => cache.get("k", () => 1, { ttlMs: -5 }),
+    RangeError,
+    "Cannot get: 'ttlMs' must be a positive integer, got -5",
+  );
+  await rejects(
+    () => cache.get("", () => 1),
+    TypeError,
+    `Cannot derive keys: the identity must be a non-empty string or a non-empty array of strings and finite numbers, got ""`,
+  );
+  await rejects(
+    () => cache.get(["a", {} as never], () => 1),
+    TypeError,
+    `Cannot derive keys: the identity must be a non-empty string or a non-empty array of strings and finite numbers, got ["a",{}]`,
+  );
   await rejects(() => cache.get([], () => 1), TypeError, /got \[\]$/);
   await cache.close();
 });
@@ -76,8 +156,17 @@ Pipeline("keys() puts data and lease in one hash tag and tells identities apart"
   assert.match(k.data, /^app:\{[A-Za-z0-9_-]{43}\}:data$/);
   assert.is(k.lease, k.data.replace(/:data$/, ":lease"));
   // Same slot: Redis computes it from the hash tag.
-  assert.is(await redis.send(["CLUSTER", "KEYSLOT", k.data]).catch(() => "n/a"), await redis.send(["CLUSTER", "KEYSLOT", k.lease]).catch(() => "n/a"));
-  const tags = new Set([cache.keys("a").data, cache.keys(["a"]).data, cache.keys(["a", 1]).data, cache.keys(["a", "1"]).data, cache.keys(["a1"]).data]);
+  assert.is(
+    await redis.send(["CLUSTER", "KEYSLOT", k.data]).catch(() => "n/a"),
+    await redis.send(["CLUSTER", "KEYSLOT", k.lease]).catch(() => "n/a"),
+  );
+  const tags = new Set([
+    cache.keys("a").data,
+    cache.keys(["a"]).data,
+    cache.keys(["a", 1]).data,
+    cache.keys(["a", "1"]).data,
+    cache.keys(["a1"]).data,
+  ]);
   assert.is(tags.size, 5);
   assert.is(cache.keys(["user", 42]).data, k.data);
   await cache.close();
@@ -172,7 +261,11 @@ Pipeline("get() with timeoutMs rejects with TimeoutError naming the key and coun
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
   const hold = deferred();
   const key = cache.keys("slow").data;
-  await rejects(() => cache.get("slow", () => hold.promise.then(() => "late"), { timeoutMs: 30 }), TimeoutError, `Cannot get ${key}: no answer within timeoutMs (30 ms)`);
+  await rejects(
+    () => cache.get("slow", () => hold.promise.then(() => "late"), { timeoutMs: 30 }),
+    TimeoutError,
+    `Cannot get ${key}: no answer within timeoutMs (30 ms)`,
+  );
   assert.is(cache.stats().timeouts, 1);
   hold.resolve();
   await cache.close();
@@ -190,8 +283,16 @@ Pipeline("get() with both a signal and timeoutMs ends at whichever comes first",
   await o.called();
   controller.abort(new Error("signal first"));
   await rejects(() => call, Error, "signal first");
-  await rejects(() => cache.get("both2", o.load, { signal: new AbortController().signal, timeoutMs: 20 }), TimeoutError, `Cannot get ${cache.keys("both2").data}: no answer within timeoutMs (20 ms)`);
-  await rejects(() => cache.get("both3", o.load, { signal: AbortSignal.abort(new Error("already")), timeoutMs: 20 }), Error, "already");
+  await rejects(
+    () => cache.get("both2", o.load, { signal: new AbortController().signal, timeoutMs: 20 }),
+    TimeoutError,
+    `Cannot get ${cache.keys("both2").data}: no answer within timeoutMs (20 ms)`,
+  );
+  await rejects(
+    () => cache.get("both3", o.load, { signal: AbortSignal.abort(new Error("already")), timeoutMs: 20 }),
+    Error,
+    "already",
+  );
   assert.is(cache.stats().timeouts, 1);
   hold.resolve();
   await cache.close();
@@ -200,7 +301,17 @@ Pipeline("get() with both a signal and timeoutMs ends at whichever comes first",
 Pipeline("strategies/mod.ts exports exactly the public values", async () => {
   const mod = await import("../../strategies/mod.ts");
   assert.equal(Object.keys(mod).sort(), [
-    "OverloadedError", "TimeoutError", "coalesce", "isOverloadedError", "isTimeoutError", "jitter", "lease", "limit", "pipeline", "swr", "xfetch",
+    "OverloadedError",
+    "TimeoutError",
+    "coalesce",
+    "isOverloadedError",
+    "isTimeoutError",
+    "jitter",
+    "lease",
+    "limit",
+    "pipeline",
+    "swr",
+    "xfetch",
   ]);
 });
 
@@ -228,7 +339,12 @@ Pipeline("onEvent sees every counted event and a throwing hook never breaks a ge
   assert.is(await cache.get("ev", () => "v"), "v");
   assert.equal(seen, ["miss", "lease-won", "load-start", "load-end", "hit"]);
   assert.is(cache.stats().eventErrors, 5);
-  const asyncHook = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: () => Promise.reject(new Error("x")) as never });
+  const asyncHook = pipeline({
+    redis,
+    ttlMs: 1000,
+    namespace: ns(),
+    onEvent: () => Promise.reject(new Error("x")) as never,
+  });
   assert.is(await asyncHook.get("ev", () => "v"), "v");
   await new Promise((r) => setTimeout(r, 0));
   assert.is(asyncHook.stats().eventErrors, 3);
@@ -264,18 +380,28 @@ Pipeline("a strategy calling next() twice gets an error instead of a second load
   };
   const o = origin(() => "v");
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, twice);
-  await rejects(() => cache.get("t", o.load), Error, "Cannot fill: the 'twice' strategy called next() twice for one request");
+  await rejects(
+    () => cache.get("t", o.load),
+    Error,
+    "Cannot fill: the 'twice' strategy called next() twice for one request",
+  );
   assert.is(o.calls, 1);
   const rebuilt: Strategy = { name: "rebuilt", fill: (next) => (req) => next({ keys: req.keys } as never) };
   const bad = pipeline({ redis, ttlMs: 1000, namespace: ns() }, rebuilt);
-  await rejects(() => bad.get("t", o.load), TypeError, "Cannot fill: the 'rebuilt' strategy must pass the request on as a copy ({ ...req })");
+  await rejects(
+    () => bad.get("t", o.load),
+    TypeError,
+    "Cannot fill: the 'rebuilt' strategy must pass the request on as a copy ({ ...req })",
+  );
   await cache.close();
   await bad.close();
 });
 
 Pipeline("an adapter with only send() works, and string replies decode", async () => {
   // What an ioredis adapter looks like: no buffers, no push, no generation.
-  const adapter = { send: (args: readonly Arg[], options?: SendOptions) => redis.send(args, { timeoutMs: options?.timeoutMs }) };
+  const adapter = {
+    send: (args: readonly Arg[], options?: SendOptions) => redis.send(args, { timeoutMs: options?.timeoutMs }),
+  };
   const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, coalesce(), lease());
   const o = origin(() => ({ ok: true }));
   assert.equal(await cache.get("adapter", o.load), { ok: true });
@@ -335,7 +461,10 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
   const result = await call;
   assert.is(o.calls, 0, "a load started after close()");
   assert.is(await redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
-  assert.ok("e" in result && (result.e as Error).message === "Cannot get: the cache is closed", `the get gave ${JSON.stringify(result)}`);
+  assert.ok(
+    "e" in result && (result.e as Error).message === "Cannot get: the cache is closed",
+    `the get gave ${JSON.stringify(result)}`,
+  );
   assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
 });
 

@@ -28,10 +28,26 @@ Swr.after(async () => {
 });
 
 Swr("swr() rejects bad windows and caps with messages naming the setting", async () => {
-  await rejects(() => swr(undefined as never), RangeError, "Cannot create swr: 'staleMs' must be a non-negative integer, got undefined");
-  await rejects(() => swr({ staleMs: -1 }), RangeError, "Cannot create swr: 'staleMs' must be a non-negative integer, got -1");
-  await rejects(() => swr({ staleMs: 10, ifErrorMs: 0.5 }), RangeError, "Cannot create swr: 'ifErrorMs' must be a non-negative integer, got 0.5");
-  await rejects(() => swr({ staleMs: 10, maxRefreshes: 0 }), RangeError, "Cannot create swr: 'maxRefreshes' must be a positive integer, got 0");
+  await rejects(
+    () => swr(undefined as never),
+    RangeError,
+    "Cannot create swr: 'staleMs' must be a non-negative integer, got undefined",
+  );
+  await rejects(
+    () => swr({ staleMs: -1 }),
+    RangeError,
+    "Cannot create swr: 'staleMs' must be a non-negative integer, got -1",
+  );
+  await rejects(
+    () => swr({ staleMs: 10, ifErrorMs: 0.5 }),
+    RangeError,
+    "Cannot create swr: 'ifErrorMs' must be a non-negative integer, got 0.5",
+  );
+  await rejects(
+    () => swr({ staleMs: 10, maxRefreshes: 0 }),
+    RangeError,
+    "Cannot create swr: 'maxRefreshes' must be a positive integer, got 0",
+  );
   const s = swr({ staleMs: 10 });
   assert.equal([s.staleMs, s.ifErrorMs, s.maxRefreshes], [10, 0, 16]);
 });
@@ -39,8 +55,18 @@ Swr("swr() rejects bad windows and caps with messages naming the setting", async
 Swr("a read in the stale window gets the stale value at once and starts one refresh across clients", async () => {
   const namespace = ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 100, namespace, onEvent: ev.onEvent }, swr({ staleMs: 10_000 }), coalesce(), lease());
-  const b = pipeline({ redis: other, ttlMs: 100, namespace, onEvent: ev.onEvent }, swr({ staleMs: 10_000 }), coalesce(), lease());
+  const a = pipeline(
+    { redis, ttlMs: 100, namespace, onEvent: ev.onEvent },
+    swr({ staleMs: 10_000 }),
+    coalesce(),
+    lease(),
+  );
+  const b = pipeline(
+    { redis: other, ttlMs: 100, namespace, onEvent: ev.onEvent },
+    swr({ staleMs: 10_000 }),
+    coalesce(),
+    lease(),
+  );
   assert.is(await a.get("k", () => "v1"), "v1");
   const data = a.keys("k").data;
   assert.ok((await pttl(data)) > 10_000, "physical TTL = fresh + stale");

@@ -51,34 +51,37 @@ async function waitBehindOwner(namespace: string, waiter: Cache<string>, id: str
   return await got;
 }
 
-Wakeup("a wake-up connection that stops answering costs the first waiter commandTimeoutMs, then it polls, and the subscription is retried", async () => {
-  const namespace = ns();
-  const proxy: Proxy = await startProxy(server.port);
-  // No timeout of its own: a command it sends waits as long as the cache lets it.
-  const push = await connect({ url: proxy.url, resp: 3 });
-  let skew = 0;
-  const cache = pipeline<string>(
-    { redis, ttlMs: 5000, namespace, wakeups: push, commandTimeoutMs: 200, now: () => performance.now() + skew },
-    lease({ waitMs: 5000 }),
-  );
-  try {
-    proxy.holdReplies();
-    const first = await waitBehindOwner(namespace, cache, "a", 3000);
-    assert.equal(first, { v: "published" }, "the waiter hung on the wake-up setup");
-    proxy.releaseReplies();
-    assert.is(await numsub(`${namespace}:published`), 0);
-    // Past the retry delay, the next miss subscribes again (in the background: it polls meanwhile).
-    skew += 60_000;
-    assert.is(await cache.get("b", () => "loaded"), "loaded");
-    await until(async () => (await numsub(`${namespace}:published`)) === 1);
-    assert.equal(await waitBehindOwner(namespace, cache, "c", 3000), { v: "published" });
-    await cache.close();
-    assert.is(await numsub(`${namespace}:published`), 0, "close() released the retried subscription");
-  } finally {
-    push.destroy();
-    await proxy.close();
-  }
-});
+Wakeup(
+  "a wake-up connection that stops answering costs the first waiter commandTimeoutMs, then it polls, and the subscription is retried",
+  async () => {
+    const namespace = ns();
+    const proxy: Proxy = await startProxy(server.port);
+    // No timeout of its own: a command it sends waits as long as the cache lets it.
+    const push = await connect({ url: proxy.url, resp: 3 });
+    let skew = 0;
+    const cache = pipeline<string>(
+      { redis, ttlMs: 5000, namespace, wakeups: push, commandTimeoutMs: 200, now: () => performance.now() + skew },
+      lease({ waitMs: 5000 }),
+    );
+    try {
+      proxy.holdReplies();
+      const first = await waitBehindOwner(namespace, cache, "a", 3000);
+      assert.equal(first, { v: "published" }, "the waiter hung on the wake-up setup");
+      proxy.releaseReplies();
+      assert.is(await numsub(`${namespace}:published`), 0);
+      // Past the retry delay, the next miss subscribes again (in the background: it polls meanwhile).
+      skew += 60_000;
+      assert.is(await cache.get("b", () => "loaded"), "loaded");
+      await until(async () => (await numsub(`${namespace}:published`)) === 1);
+      assert.equal(await waitBehindOwner(namespace, cache, "c", 3000), { v: "published" });
+      await cache.close();
+      assert.is(await numsub(`${namespace}:published`), 0, "close() released the retried subscription");
+    } finally {
+      push.destroy();
+      await proxy.close();
+    }
+  },
+);
 
 Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, and is retried later", async () => {
   const namespace = ns();
@@ -87,7 +90,10 @@ Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, 
   await redis.send(["ACL", "SETUSER", "nosub", "on", ">pw", "~*", "+@all", "resetchannels"]);
   const push = await connect({ url: server.url, username: "nosub", password: "pw", resp: 3, commandTimeoutMs: 2000 });
   let skew = 0;
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, wakeups: push, now: () => performance.now() + skew }, lease());
+  const cache = pipeline<string>(
+    { redis, ttlMs: 5000, namespace, wakeups: push, now: () => performance.now() + skew },
+    lease(),
+  );
   try {
     assert.equal(await waitBehindOwner(namespace, cache, "a", 3000), { v: "published" });
     assert.is(await numsub(channel), 0);
@@ -112,18 +118,21 @@ Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, 
   }
 });
 
-Wakeup("a wakeups client that speaks RESP2 is never subscribed on: waiters poll and it keeps answering commands", async () => {
-  const namespace = ns();
-  const resp2 = await client(server.url, 2);
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, wakeups: resp2 }, lease());
-  try {
-    assert.equal(await waitBehindOwner(namespace, cache, "a", 3000), { v: "published" });
-    assert.is(await numsub(`${namespace}:published`), 0);
-    assert.is(await resp2.send(["GET", "wake:unrelated"]), null, "the connection became a subscriber");
-    await cache.close();
-  } finally {
-    resp2.destroy();
-  }
-});
+Wakeup(
+  "a wakeups client that speaks RESP2 is never subscribed on: waiters poll and it keeps answering commands",
+  async () => {
+    const namespace = ns();
+    const resp2 = await client(server.url, 2);
+    const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, wakeups: resp2 }, lease());
+    try {
+      assert.equal(await waitBehindOwner(namespace, cache, "a", 3000), { v: "published" });
+      assert.is(await numsub(`${namespace}:published`), 0);
+      assert.is(await resp2.send(["GET", "wake:unrelated"]), null, "the connection became a subscriber");
+      await cache.close();
+    } finally {
+      resp2.destroy();
+    }
+  },
+);
 
 Wakeup.run();

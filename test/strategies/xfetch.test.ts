@@ -29,7 +29,11 @@ Xfetch.after(async () => {
 
 Xfetch("xfetch() rejects a beta that is not a positive finite number", async () => {
   for (const beta of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-    await rejects(() => xfetch({ beta }), RangeError, `Cannot create xfetch: 'beta' must be a positive finite number, got ${beta}`);
+    await rejects(
+      () => xfetch({ beta }),
+      RangeError,
+      `Cannot create xfetch: 'beta' must be a positive finite number, got ${beta}`,
+    );
   }
   assert.is(xfetch().beta, 1);
 });
@@ -49,35 +53,48 @@ Xfetch("random() = 0 never refreshes early, even with a slow load and little tim
   assert.equal([cache.stats().hits, cache.stats().earlyRefreshes], [1, 0]);
 });
 
-Xfetch("a read refreshes early when -delta * beta * ln(u) reaches the fresh time left, and returns the current value", async () => {
-  // u = 1 - 0.9 = 0.1: -1000 * ln(0.1) = 2303 ms >= 2000 ms left.
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), lease());
-  const data = cache.keys("k").data;
-  await plant(data, 1000, 2000);
-  const hold = deferred();
-  const o = origin(() => "next");
-  o.hold = hold.promise;
-  assert.is(await cache.get("k", o.load), "current", "the caller never waits for the refresh");
-  await o.called();
-  hold.resolve();
-  await cache.close();
-  assert.is(o.calls, 1);
-  assert.equal([cache.stats().hits, cache.stats().earlyRefreshes, cache.stats().misses], [1, 1, 0]);
-  assert.match(String(await redis.send(["GET", data])), /"next"$/);
-  assert.ok(Number(await redis.send(["PTTL", data])) > 59_000);
-  // A smaller beta waits longer: 0.5 * 2303 ms < 2000 ms left.
-  const calm = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch({ beta: 0.5 }), lease());
-  await plant(calm.keys("k").data, 1000, 2000);
-  assert.is(await calm.get("k", o.load), "current");
-  await calm.close();
-  assert.is(calm.stats().earlyRefreshes, 0);
-});
+Xfetch(
+  "a read refreshes early when -delta * beta * ln(u) reaches the fresh time left, and returns the current value",
+  async () => {
+    // u = 1 - 0.9 = 0.1: -1000 * ln(0.1) = 2303 ms >= 2000 ms left.
+    const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), lease());
+    const data = cache.keys("k").data;
+    await plant(data, 1000, 2000);
+    const hold = deferred();
+    const o = origin(() => "next");
+    o.hold = hold.promise;
+    assert.is(await cache.get("k", o.load), "current", "the caller never waits for the refresh");
+    await o.called();
+    hold.resolve();
+    await cache.close();
+    assert.is(o.calls, 1);
+    assert.equal([cache.stats().hits, cache.stats().earlyRefreshes, cache.stats().misses], [1, 1, 0]);
+    assert.match(String(await redis.send(["GET", data])), /"next"$/);
+    assert.ok(Number(await redis.send(["PTTL", data])) > 59_000);
+    // A smaller beta waits longer: 0.5 * 2303 ms < 2000 ms left.
+    const calm = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch({ beta: 0.5 }), lease());
+    await plant(calm.keys("k").data, 1000, 2000);
+    assert.is(await calm.get("k", o.load), "current");
+    await calm.close();
+    assert.is(calm.stats().earlyRefreshes, 0);
+  },
+);
 
 Xfetch("an early refresh runs once across clients: the lease admits one refresher", async () => {
   const namespace = ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent }, xfetch(), coalesce(), lease());
-  const b = pipeline({ redis: other, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent }, xfetch(), coalesce(), lease());
+  const a = pipeline(
+    { redis, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
+    xfetch(),
+    coalesce(),
+    lease(),
+  );
+  const b = pipeline(
+    { redis: other, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
+    xfetch(),
+    coalesce(),
+    lease(),
+  );
   await plant(a.keys("k").data, 1000, 2000);
   const hold = deferred();
   const o = origin(() => "next");
@@ -94,57 +111,63 @@ Xfetch("an early refresh runs once across clients: the lease admits one refreshe
   assert.is(ev.count("lease-won"), 1);
 });
 
-Xfetch("earlyRefreshes counts refreshes started: a key already refreshing adds nothing, a dropped one is refreshesDropped", async () => {
-  const ev = events();
-  const cache = pipeline(
-    { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9, onEvent: ev.onEvent },
-    xfetch(),
-    swr({ staleMs: 0, maxRefreshes: 1 }),
-    lease(),
-  );
-  await plant(cache.keys("a").data, 1000, 2000);
-  await plant(cache.keys("b").data, 1000, 2000);
-  const hold = deferred();
-  const o = origin(() => "next");
-  o.hold = hold.promise;
-  assert.is(await cache.get("a", o.load), "current");
-  await o.called();
-  // Both decide to refresh early: "a" is refreshing already, "b" finds the one slot taken.
-  assert.is(await cache.get("a", o.load), "current");
-  assert.is(await cache.get("b", o.load), "current");
-  hold.resolve();
-  await cache.close();
-  const stats = cache.stats();
-  assert.equal([stats.hits, stats.earlyRefreshes, stats.refreshesDropped, o.calls], [3, 1, 1, 1]);
-  assert.is(ev.count("early-refresh"), 1);
-});
+Xfetch(
+  "earlyRefreshes counts refreshes started: a key already refreshing adds nothing, a dropped one is refreshesDropped",
+  async () => {
+    const ev = events();
+    const cache = pipeline(
+      { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9, onEvent: ev.onEvent },
+      xfetch(),
+      swr({ staleMs: 0, maxRefreshes: 1 }),
+      lease(),
+    );
+    await plant(cache.keys("a").data, 1000, 2000);
+    await plant(cache.keys("b").data, 1000, 2000);
+    const hold = deferred();
+    const o = origin(() => "next");
+    o.hold = hold.promise;
+    assert.is(await cache.get("a", o.load), "current");
+    await o.called();
+    // Both decide to refresh early: "a" is refreshing already, "b" finds the one slot taken.
+    assert.is(await cache.get("a", o.load), "current");
+    assert.is(await cache.get("b", o.load), "current");
+    hold.resolve();
+    await cache.close();
+    const stats = cache.stats();
+    assert.equal([stats.hits, stats.earlyRefreshes, stats.refreshesDropped, o.calls], [3, 1, 1, 1]);
+    assert.is(ev.count("early-refresh"), 1);
+  },
+);
 
-Xfetch("under steady load over three TTL periods no caller sees a miss and about one load happens per period", async () => {
-  const namespace = ns();
-  // The origin's ~50 ms is the delta xfetch scales with: refreshes start a few
-  // hundred ms before expiry, so a stalled event loop on a busy machine still
-  // has room, while a 1 s TTL keeps that to about one refresh per period.
-  const ttlMs = 1000;
-  const a = pipeline({ redis, ttlMs, namespace }, xfetch(), coalesce(), lease());
-  const b = pipeline({ redis: other, ttlMs, namespace }, xfetch(), coalesce(), lease());
-  let loads = 0;
-  const load = () => new Promise<number>((r) => setTimeout(() => r(++loads), 50));
-  await a.get("hot", load); // Warm-up: the one cold miss.
-  const warm = { a: a.stats().misses, b: b.stats().misses };
-  const start = performance.now();
-  let reads = 0;
-  const reader = async (cache: typeof a) => {
-    // Bounded: three TTL periods of back-to-back reads, and never more than 250,000 reads.
-    while (performance.now() - start < 3 * ttlMs && reads < 250_000) {
-      reads++;
-      await cache.get("hot", load);
-    }
-  };
-  await Promise.all([reader(a), reader(a), reader(b), reader(b)]);
-  await Promise.all([a.close(), b.close()]);
-  assert.is(a.stats().misses - warm.a + b.stats().misses - warm.b, 0, "a caller saw the expiry");
-  const refreshes = loads - 1;
-  assert.ok(refreshes >= 2 && refreshes <= 6, `${refreshes} loads over 3 periods (${reads} reads)`);
-});
+Xfetch(
+  "under steady load over three TTL periods no caller sees a miss and about one load happens per period",
+  async () => {
+    const namespace = ns();
+    // The origin's ~50 ms is the delta xfetch scales with: refreshes start a few
+    // hundred ms before expiry, so a stalled event loop on a busy machine still
+    // has room, while a 1 s TTL keeps that to about one refresh per period.
+    const ttlMs = 1000;
+    const a = pipeline({ redis, ttlMs, namespace }, xfetch(), coalesce(), lease());
+    const b = pipeline({ redis: other, ttlMs, namespace }, xfetch(), coalesce(), lease());
+    let loads = 0;
+    const load = () => new Promise<number>((r) => setTimeout(() => r(++loads), 50));
+    await a.get("hot", load); // Warm-up: the one cold miss.
+    const warm = { a: a.stats().misses, b: b.stats().misses };
+    const start = performance.now();
+    let reads = 0;
+    const reader = async (cache: typeof a) => {
+      // Bounded: three TTL periods of back-to-back reads, and never more than 250,000 reads.
+      while (performance.now() - start < 3 * ttlMs && reads < 250_000) {
+        reads++;
+        await cache.get("hot", load);
+      }
+    };
+    await Promise.all([reader(a), reader(a), reader(b), reader(b)]);
+    await Promise.all([a.close(), b.close()]);
+    assert.is(a.stats().misses - warm.a + b.stats().misses - warm.b, 0, "a caller saw the expiry");
+    const refreshes = loads - 1;
+    assert.ok(refreshes >= 2 && refreshes <= 6, `${refreshes} loads over 3 periods (${reads} reads)`);
+  },
+);
 
 Xfetch.run();

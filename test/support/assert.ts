@@ -23,8 +23,12 @@ export async function rejects(
     assert.unreachable(`expected a ${ErrorClass.name}, got ${String(caught)}`);
   }
   const error = caught as Error;
-  if (typeof message === "string") assert.ok(error.message.includes(message), `message ${JSON.stringify(error.message)} lacks ${JSON.stringify(message)}`);
-  else if (message) assert.match(error.message, message);
+  if (typeof message === "string") {
+    assert.ok(
+      error.message.includes(message),
+      `message ${JSON.stringify(error.message)} lacks ${JSON.stringify(message)}`,
+    );
+  } else if (message) assert.match(error.message, message);
   return error;
 }
 

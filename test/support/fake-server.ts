@@ -21,7 +21,10 @@ export type FakeAction =
   | { silent: true };
 
 /** Decides what to do with each command; `connection` counts from 0, `index` is the command's place on it. */
-export type FakeHandler = (command: string[], info: { connection: number; index: number; socket: Socket }) => FakeAction;
+export type FakeHandler = (
+  command: string[],
+  info: { connection: number; index: number; socket: Socket },
+) => FakeAction;
 
 export interface FakeServer {
   readonly port: number;
@@ -43,7 +46,9 @@ function parseCommands(buf: Uint8Array): [string[][], Uint8Array] {
   const latin1 = new TextDecoder("latin1");
   let pos = 0;
   const line = (from: number): [string, number] | undefined => {
-    for (let i = from; i + 1 < buf.length; i++) if (buf[i] === 13 && buf[i + 1] === 10) return [latin1.decode(buf.subarray(from, i)), i + 2];
+    for (let i = from; i + 1 < buf.length; i++) {
+      if (buf[i] === 13 && buf[i + 1] === 10) return [latin1.decode(buf.subarray(from, i)), i + 2];
+    }
     return undefined;
   };
   for (;;) {

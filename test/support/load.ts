@@ -9,7 +9,11 @@ export interface LoadResult {
  * Run `workers` loops calling `op` until `stop()` returns true. Every call's
  * outcome is recorded; the returned promise never rejects.
  */
-export async function load(workers: number, op: (worker: number, i: number) => Promise<unknown>, stop: () => boolean): Promise<LoadResult> {
+export async function load(
+  workers: number,
+  op: (worker: number, i: number) => Promise<unknown>,
+  stop: () => boolean,
+): Promise<LoadResult> {
   const result: LoadResult = { ok: 0, errors: [] };
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {

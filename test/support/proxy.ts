@@ -4,7 +4,7 @@
  * (backpressure, a server that stops answering), inject bytes, or cut every
  * connection. Nothing here imitates Redis: replies come from the real server.
  */
-import { createServer, connect, type Server, type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 
 export interface Proxy {
   readonly port: number;

@@ -78,7 +78,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   let stopped = false;
 
   const cli = (port: number, ...args: string[]): string => {
-    const r = spawnSync(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 20_000 });
+    const r = spawnSync(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
     if (r.status !== 0) throw new Error(`redis-cli -p ${port} ${args.join(" ")} failed: ${r.stderr}${r.error ?? ""}`);
     return r.stdout;
   };
@@ -129,10 +132,15 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     },
     cliAsync(port, ...args) {
       return new Promise((resolve, reject) => {
-        execFile(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 20_000 }, (error, stdout, stderr) => {
-          if (error) reject(new Error(`redis-cli -p ${port} ${args.join(" ")} failed: ${stderr}${error.message}`));
-          else resolve(stdout);
-        });
+        execFile(
+          cliBin,
+          ["-h", "127.0.0.1", "-p", String(port), ...args],
+          { encoding: "utf8", timeout: 20_000 },
+          (error, stdout, stderr) => {
+            if (error) reject(new Error(`redis-cli -p ${port} ${args.join(" ")} failed: ${stderr}${error.message}`));
+            else resolve(stdout);
+          },
+        );
       });
     },
     async failover(replica) {
@@ -178,7 +186,9 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       if (i.cluster_slots_ok !== "16384") return `${n.port}: cluster_slots_ok:${i.cluster_slots_ok}`;
       if (Number(i.cluster_known_nodes) < live.length) return `${n.port}: cluster_known_nodes:${i.cluster_known_nodes}`;
       const r = info(n.port, ["INFO", "replication"]);
-      if (r.role === "slave" && r.master_link_status !== "up") return `${n.port}: master_link_status:${r.master_link_status}`;
+      if (r.role === "slave" && r.master_link_status !== "up") {
+        return `${n.port}: master_link_status:${r.master_link_status}`;
+      }
     }
     // Every node must agree on who owns what, or a client could be sent in circles.
     const views = new Set(live.map((n) => JSON.stringify(cluster.primaries(n.port).map((p) => [p.port, p.slots]))));
@@ -191,19 +201,30 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       nodes.push(
         await startRedis({
           args: [
-            "--cluster-enabled", "yes",
+            "--cluster-enabled",
+            "yes",
             // Relative to --dir, the node's own directory.
-            "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", String(nodeTimeout),
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            String(nodeTimeout),
             // A replica may be promoted however long its link was down: tests kill primaries at will.
-            "--cluster-replica-validity-factor", "0",
+            "--cluster-replica-validity-factor",
+            "0",
           ],
         }),
       );
     }
     const r = spawnSync(
       cliBin,
-      ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", String(replicas), "--cluster-yes"],
+      [
+        "--cluster",
+        "create",
+        ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        "--cluster-replicas",
+        String(replicas),
+        "--cluster-yes",
+      ],
       { encoding: "utf8", timeout: 60_000 },
     );
     if (r.status !== 0) throw new Error(`redis-cli --cluster create failed: ${r.stdout}${r.stderr}${r.error ?? ""}`);

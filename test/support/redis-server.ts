@@ -145,13 +145,20 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   const dir = mkdtempSync(join(tmpdir(), "herdless-redis-"));
   const port = options.port ?? (await freePort());
   const args = [
-    "--port", String(port),
-    "--bind", "127.0.0.1",
-    "--save", "",
-    "--appendonly", "no",
-    "--dir", dir,
-    "--enable-debug-command", "local",
-    "--unixsocket", join(dir, "redis.sock"),
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--enable-debug-command",
+    "local",
+    "--unixsocket",
+    join(dir, "redis.sock"),
     ...(options.args ?? []),
   ];
   let child!: ChildProcess;
@@ -166,7 +173,9 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       // A TLS-only server cannot be PINGed in clear text; wait for its log line instead.
       const deadline = Date.now() + 10_000;
       while (!/Ready to accept connections/.test(output)) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server (TLS) did not start: ${output}`);
+        if (child.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`redis-server (TLS) did not start: ${output}`);
+        }
         await new Promise((r) => setTimeout(r, 20));
       }
     } else {
