@@ -1,19 +1,19 @@
 /**
- * Errors raised by the RESP client. Each sets `name`, keeps `cause`, and has
- * an `isXxxError` check that works across two loaded copies of the package
- * (a Deno copy and an npm copy), where `instanceof` alone would fail.
+ * Errors raised by the RESP client. Each sets `name`, keeps `cause`, carries
+ * the data a caller branches on, and has an `isXxxError` check that works
+ * across two loaded copies of the package (a Deno copy and an npm copy, where
+ * `instanceof` alone would fail) and that a foreign error of the same name
+ * (the `DOMException` named "TimeoutError" of `AbortSignal.timeout()`) cannot
+ * fool.
  *
  * @module
  */
+import { brand, hasBrand } from "./_brand.ts";
 
 /** Options shared by the error constructors. */
 export interface HerdlessErrorOptions {
   /** The error that caused this one. */
   cause?: unknown;
-}
-
-function hasName(value: unknown, name: string): boolean {
-  return value instanceof Error && value.name === name;
 }
 
 /**
@@ -22,7 +22,7 @@ function hasName(value: unknown, name: string): boolean {
  *
  * @example Branch on the code
  * ```ts
- * import { RedisReplyError } from "./errors.ts";
+ * import { RedisReplyError } from "@herdless/herdless";
  * const e = new RedisReplyError("NOSCRIPT No matching script");
  * console.log(e.code); // "NOSCRIPT"
  * ```
@@ -30,72 +30,148 @@ function hasName(value: unknown, name: string): boolean {
 export class RedisReplyError extends Error {
   /** The first word of the reply, e.g. `ERR`, `WRONGTYPE`, `NOSCRIPT`, `MOVED`. */
   readonly code: string;
+  /**
+   * @param message the server's text, e.g. `"WRONGTYPE Operation against a key holding the wrong kind of value"`.
+   * @param options the `cause`, if any.
+   */
   constructor(message: string, options?: HerdlessErrorOptions) {
     super(message, options);
     this.name = "RedisReplyError";
+    brand(this, "RedisReplyError");
     const space = message.indexOf(" ");
     this.code = space === -1 ? message : message.slice(0, space);
   }
 }
 
-/** True when `e` is a {@linkcode RedisReplyError} from any copy of herdless. */
+/**
+ * True when `e` is a {@linkcode RedisReplyError} from any copy of herdless.
+ *
+ * @example
+ * ```ts
+ * import { isRedisReplyError, RedisReplyError } from "@herdless/herdless";
+ * console.log(isRedisReplyError(new RedisReplyError("ERR x")), isRedisReplyError(new Error("ERR x"))); // true false
+ * ```
+ */
 export function isRedisReplyError(e: unknown): e is RedisReplyError {
-  return hasName(e, "RedisReplyError");
+  return hasBrand(e, "RedisReplyError");
 }
 
 /**
  * The connection was lost, could not be made, or was closed. A command
  * rejected with this error may or may not have run on the server when it had
  * already been written; it is never sent again by the client.
+ *
+ * @example
+ * ```ts
+ * import { ConnectionError, isConnectionError } from "@herdless/herdless";
+ * console.log(isConnectionError(new ConnectionError("Connection to redis://127.0.0.1:6379 lost"))); // true
+ * ```
  */
 export class ConnectionError extends Error {
+  /**
+   * @param message what happened, naming the server.
+   * @param options the `cause`: the socket error, or the server's refusal.
+   */
   constructor(message: string, options?: HerdlessErrorOptions) {
     super(message, options);
     this.name = "ConnectionError";
+    brand(this, "ConnectionError");
   }
 }
 
-/** True when `e` is a {@linkcode ConnectionError} from any copy of herdless. */
+/**
+ * True when `e` is a {@linkcode ConnectionError} from any copy of herdless.
+ *
+ * @example
+ * ```ts
+ * import { isConnectionError } from "@herdless/herdless";
+ * console.log(isConnectionError(new Error("lost"))); // false
+ * ```
+ */
 export function isConnectionError(e: unknown): e is ConnectionError {
-  return hasName(e, "ConnectionError");
+  return hasBrand(e, "ConnectionError");
 }
 
 /**
  * The byte stream from the server is not valid RESP. `offset` is the position
  * of the offending byte counted from the start of the connection's stream.
  * The connection that saw it is closed.
+ *
+ * @example
+ * ```ts
+ * import { ProtocolError } from "@herdless/herdless";
+ * console.log(new ProtocolError("Invalid RESP: unknown type byte 0x3f", 12).message);
+ * // "Invalid RESP: unknown type byte 0x3f at byte offset 12"
+ * ```
  */
 export class ProtocolError extends Error {
   /** Byte offset in the stream (from the start of the connection) of the offending byte. */
   readonly offset: number;
+  /**
+   * @param message what is wrong with the stream; the offset is appended.
+   * @param offset the position of the offending byte.
+   * @param options the `cause`, if any.
+   */
   constructor(message: string, offset: number, options?: HerdlessErrorOptions) {
     super(`${message} at byte offset ${offset}`, options);
     this.name = "ProtocolError";
+    brand(this, "ProtocolError");
     this.offset = offset;
   }
 }
 
-/** True when `e` is a {@linkcode ProtocolError} from any copy of herdless. */
+/**
+ * True when `e` is a {@linkcode ProtocolError} from any copy of herdless.
+ *
+ * @example
+ * ```ts
+ * import { isProtocolError, ProtocolError } from "@herdless/herdless";
+ * console.log(isProtocolError(new ProtocolError("bad", 0))); // true
+ * ```
+ */
 export function isProtocolError(e: unknown): e is ProtocolError {
-  return hasName(e, "ProtocolError");
+  return hasBrand(e, "ProtocolError");
 }
 
 /**
  * A deadline ran out: a command timeout, a connect timeout, or a cache
  * caller's wait for another owner's load. A waiter that times out never falls
  * through to the origin.
+ *
+ * @example
+ * ```ts
+ * import { TimeoutError } from "@herdless/herdless";
+ * const e = new TimeoutError("Command GET timed out after 1000 ms", 1000);
+ * console.log(e.waitedMs); // 1000
+ * ```
  */
 export class TimeoutError extends Error {
   /** How long the operation waited before giving up, in milliseconds. */
   readonly waitedMs: number;
+  /**
+   * @param message what timed out, and after how long.
+   * @param waitedMs how long it waited, in ms.
+   * @param options the `cause`: for a command that timed out while disconnected, the last socket error.
+   */
   constructor(message: string, waitedMs: number, options?: HerdlessErrorOptions) {
     super(message, options);
     this.name = "TimeoutError";
+    brand(this, "TimeoutError");
     this.waitedMs = waitedMs;
   }
 }
 
-/** True when `e` is a {@linkcode TimeoutError} from any copy of herdless. */
+/**
+ * True when `e` is a {@linkcode TimeoutError} from any copy of herdless; the
+ * `DOMException` of `AbortSignal.timeout()`, also named "TimeoutError", is not.
+ *
+ * @example
+ * ```ts
+ * import { isTimeoutError, TimeoutError } from "@herdless/herdless";
+ * const foreign = new DOMException("The operation timed out.", "TimeoutError");
+ * console.log(isTimeoutError(new TimeoutError("late", 5)), isTimeoutError(foreign)); // true false
+ * ```
+ */
 export function isTimeoutError(e: unknown): e is TimeoutError {
-  return hasName(e, "TimeoutError");
+  return hasBrand(e, "TimeoutError");
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { brand, hasBrand } from "./_brand.ts";
 import { keySlot as slotOf } from "./_slot.ts";
 import type { Arg } from "./types.ts";
 
@@ -22,6 +23,7 @@ import type { Arg } from "./types.ts";
  * ```
  */
 export class CrossSlotError extends Error {
+  /** Always `"CROSSSLOT"`, as the server's own reply would say. */
   readonly code = "CROSSSLOT";
   /** The command's name, upper case. */
   readonly command: string;
@@ -29,6 +31,11 @@ export class CrossSlotError extends Error {
   readonly keys: readonly [Arg, Arg];
   /** Their slots, in the same order. */
   readonly slots: readonly [number, number];
+  /**
+   * @param command the command's name.
+   * @param keys two keys of it in different slots.
+   * @param slots their slots.
+   */
   constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
     super(
       `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${
@@ -37,6 +44,7 @@ export class CrossSlotError extends Error {
         "give keys used together a shared {hash tag}",
     );
     this.name = "CrossSlotError";
+    brand(this, "CrossSlotError");
     this.command = command;
     this.keys = keys;
     this.slots = slots;
@@ -54,7 +62,7 @@ export class CrossSlotError extends Error {
  * ```
  */
 export function isCrossSlotError(e: unknown): e is CrossSlotError {
-  return e instanceof Error && e.name === "CrossSlotError";
+  return hasBrand(e, "CrossSlotError");
 }
 
 /**

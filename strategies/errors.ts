@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, hasBrand } from "../resp/_brand.ts";
 import type { HerdlessErrorOptions } from "../resp/errors.ts";
 
 export { isTimeoutError, TimeoutError } from "../resp/errors.ts";
@@ -25,9 +26,16 @@ export class OverloadedError extends Error {
   readonly concurrency: number;
   /** How long the call queued before it was shed, in ms. */
   readonly queuedMs: number;
+  /**
+   * @param message what was refused and why.
+   * @param concurrency the limit that was reached.
+   * @param queuedMs how long the call queued, in ms.
+   * @param options the `cause`, if any.
+   */
   constructor(message: string, concurrency: number, queuedMs: number, options?: HerdlessErrorOptions) {
     super(message, options);
     this.name = "OverloadedError";
+    brand(this, "OverloadedError");
     this.concurrency = concurrency;
     this.queuedMs = queuedMs;
   }
@@ -44,5 +52,5 @@ export class OverloadedError extends Error {
  * ```
  */
 export function isOverloadedError(e: unknown): e is OverloadedError {
-  return e instanceof Error && e.name === "OverloadedError";
+  return hasBrand(e, "OverloadedError");
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./_types.ts";
-import { optionsObject, positiveInt } from "./_validate.ts";
+import { optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode jitter}. */
 export interface JitterOptions {

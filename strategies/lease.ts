@@ -8,7 +8,7 @@ import { clearInterval, setInterval } from "node:timers";
 import { TimeoutError } from "../resp/errors.ts";
 import { releaseScript, renewScript } from "./_scripts.ts";
 import type { CacheContext, Fill, FillRequest, Outcome, Strategy } from "./_types.ts";
-import { boolean, optionsObject, positiveInt } from "./_validate.ts";
+import { boolean, optionsObject, positiveInt } from "../resp/_validate.ts";
 import { type Ticket, Wakeups } from "./_wakeup.ts";
 
 /** Options of {@linkcode lease}. */

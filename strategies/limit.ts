@@ -7,7 +7,7 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { NEVER } from "./_call.ts";
 import { OverloadedError } from "./errors.ts";
 import type { CacheContext, FillRequest, Outcome, Strategy } from "./_types.ts";
-import { nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode limit}. */
 export interface LimitOptions {

@@ -28,7 +28,7 @@ import type {
   Verdict,
   WakeupSource,
 } from "./_types.ts";
-import { func, nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+import { func, nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode pipeline}. */
 export interface PipelineOptions<T> {
@@ -328,7 +328,7 @@ class PipelineCache<T> implements Cache<T> {
       const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
       // A caller who cancelled wants no answer; a caller whose deadline ran
       // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
-      const cancelled = signal.aborted && !isTimeoutError(signal.reason);
+      const cancelled = signal.aborted && !isDeadline(signal.reason);
       if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
       this.#rec.emit({ type: "stale", key });
@@ -371,4 +371,10 @@ class PipelineCache<T> implements Cache<T> {
     })();
     return this.#closing;
   }
+}
+
+// A deadline of ours, or the DOMException of AbortSignal.timeout(): the
+// caller ran out of time rather than cancelling.
+function isDeadline(reason: unknown): boolean {
+  return isTimeoutError(reason) || (reason instanceof Error && reason.name === "TimeoutError");
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Strategy } from "./_types.ts";
-import { nonNegativeInt, optionsObject, positiveInt } from "./_validate.ts";
+import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode swr}. */
 export interface SwrOptions {

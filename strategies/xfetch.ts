@@ -5,7 +5,7 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./_types.ts";
-import { optionsObject, positiveNumber } from "./_validate.ts";
+import { optionsObject, positiveNumber } from "../resp/_validate.ts";
 
 /** Options of {@linkcode xfetch}. */
 export interface XfetchOptions {

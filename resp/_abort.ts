@@ -1,0 +1,70 @@
+/**
+ * Listening to an `AbortSignal`, in one place. Every wait of both layers (a
+ * command's signal, a caller's deadline, a lease waiter, a queued load)
+ * hangs its listener here, so the never-aborting signal is skipped and the
+ * listener is always removed the same way.
+ *
+ * @module
+ */
+
+/**
+ * The signal of calls without a signal or timeout, and of background work:
+ * it never aborts. Most cache gets are hits, and an AbortController per call
+ * (plus the listeners hung on it) is measurable garbage; {@linkcode onAbort}
+ * skips this one.
+ */
+export const NEVER: AbortSignal = new AbortController().signal;
+
+const nothing = () => {};
+
+/**
+ * Call `listener` once when `signal` aborts. Returns the function that stops
+ * listening (call it when the wait ends another way). A signal that is
+ * `undefined` or {@linkcode NEVER} costs nothing; one already aborted is the
+ * caller's to check first: the listener is not called for it.
+ */
+export function onAbort(signal: AbortSignal | undefined, listener: () => void): () => void {
+  if (signal === undefined || signal === NEVER || signal.aborted) return nothing;
+  signal.addEventListener("abort", listener, { once: true });
+  return () => signal.removeEventListener("abort", listener);
+}
+
+/**
+ * Settle with `promise`, or reject with `signal.reason` as soon as `signal`
+ * aborts. The promise itself keeps running (its owner tracks it).
+ */
+export function race<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined || signal === NEVER) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const stop = onAbort(signal, () => reject(signal.reason));
+    promise.then(
+      (value) => {
+        stop();
+        resolve(value);
+      },
+      (error) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Resolve after `ms`, or reject with `signal.reason` when `signal` aborts
+ * first.
+ */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const stop = onAbort(signal, () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    });
+    const timer = setTimeout(() => {
+      stop();
+      resolve();
+    }, ms);
+  });
+}
