@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { NEVER } from "./_call.ts";
-import type { CacheContext, Outcome, Strategy } from "./_types.ts";
+import { NEVER, onAbort } from "../resp/_abort.ts";
+import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
 export interface CoalesceStrategy extends Strategy {
@@ -85,15 +85,14 @@ export function coalesce(): CoalesceStrategy {
         const joined = flight;
         joined.callers++;
         const signal = req.signal;
-        const onAbort = () => {
+        if (signal === NEVER) return joined.promise;
+        const leave = () => {
           if (--joined.callers === 0) joined.controller.abort(signal.reason);
         };
-        if (signal === NEVER) return joined.promise;
-        if (signal.aborted) onAbort();
+        if (signal.aborted) leave();
         else {
-          signal.addEventListener("abort", onAbort, { once: true });
-          const forget = () => signal.removeEventListener("abort", onAbort);
-          joined.promise.then(forget, forget);
+          const stop = onAbort(signal, leave);
+          joined.promise.then(stop, stop);
         }
         return joined.promise;
       };

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CacheContext, Strategy } from "./_types.ts";
+import type { CacheContext, Strategy } from "./types.ts";
 import { optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode jitter}. */

@@ -5,11 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { clearInterval, setInterval } from "node:timers";
-import { TimeoutError } from "../resp/errors.ts";
-import { releaseScript, renewScript } from "./_scripts.ts";
-import type { CacheContext, Fill, FillRequest, Outcome, Strategy } from "./_types.ts";
 import { boolean, optionsObject, positiveInt } from "../resp/_validate.ts";
-import { type Ticket, Wakeups } from "./_wakeup.ts";
+import { TimeoutError } from "../resp/errors.ts";
+import { releaseLease, renewLease } from "./_lease_scripts.ts";
+import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./types.ts";
 
 /** Options of {@linkcode lease}. */
 export interface LeaseOptions {
@@ -94,7 +93,6 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   const renew = boolean("create lease", "renew", o.renew ?? false);
   const pollMs = o.pollMs === undefined ? undefined : positiveInt("create lease", "pollMs", o.pollMs);
   let cache: CacheContext | undefined;
-  let wakeups: Wakeups | undefined;
 
   function context(): CacheContext {
     if (cache === undefined) throw new Error("Cannot use lease(): it has not joined a pipeline");
@@ -104,7 +102,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   // Give the lease up. A failure here is harmless: the lease expires by itself.
   async function release(c: CacheContext, req: FillRequest, token: string): Promise<void> {
     try {
-      await releaseScript(c.redis, req.keys, token, c.channel, { timeoutMs: c.commandTimeoutMs });
+      await releaseLease(c.redis, { keys: req.keys, token, channel: c.channel }, { timeoutMs: c.commandTimeoutMs });
     } catch {
       // Lease expiry is the recovery path for an unreachable server.
     }
@@ -113,8 +111,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   async function own(c: CacheContext, next: Fill, req: FillRequest, token: string): Promise<Outcome> {
     let timer: ReturnType<typeof setInterval> | undefined;
     if (renew) {
-      timer = setInterval(function renewLease() {
-        renewScript(c.redis, req.keys, token, leaseMs, { timeoutMs: c.commandTimeoutMs }).then(
+      timer = setInterval(function renewHeldLease() {
+        renewLease(c.redis, { keys: req.keys, token, leaseMs }, { timeoutMs: c.commandTimeoutMs }).then(
           (held) => held || clearInterval(timer),
           () => {}, // The next tick retries; expiry is the fallback.
         );
@@ -122,7 +120,9 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     }
     let outcome: Outcome | undefined;
     try {
-      outcome = await next({ ...req, token });
+      // The guard is the hook through which the publish step checks the
+      // lease: stored only while our token still holds it, dropped with it.
+      outcome = await next({ ...req, guard: { key: req.keys.lease, token } });
       return outcome;
     } finally {
       clearInterval(timer);
@@ -140,7 +140,6 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     pollMs,
     attach(c) {
       cache = c;
-      wakeups = new Wakeups(c);
     },
     fill(next) {
       return async function leased(req) {
@@ -152,8 +151,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
         if (!req.background) {
           // Watch before the first read: an announcement for a publish that
           // lands after that read is then never missed.
-          pushed = await wakeups!.ready();
-          ticket = wakeups!.watch(key);
+          pushed = await c.wakeups.ready();
+          ticket = c.wakeups.watch(key);
         }
         let waiting = false;
         let acquire = true;
@@ -218,9 +217,6 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
           ticket?.close();
         }
       };
-    },
-    async close() {
-      await wakeups?.close();
     },
   };
 }

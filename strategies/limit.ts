@@ -4,9 +4,9 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { NEVER } from "./_call.ts";
+import { onAbort } from "../resp/_abort.ts";
 import { OverloadedError } from "./errors.ts";
-import type { CacheContext, FillRequest, Outcome, Strategy } from "./_types.ts";
+import type { CacheContext, FillRequest, Outcome, Strategy } from "./types.ts";
 import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode limit}. */
@@ -111,12 +111,12 @@ export function limit(options: LimitOptions): LimitStrategy {
             const i = queue.indexOf(item);
             if (i >= 0) queue.splice(i, 1);
             clearTimeout(timer);
-            if (req.signal !== NEVER) req.signal.removeEventListener("abort", onAbort);
+            stop();
           };
-          const onAbort = () => {
+          const stop = onAbort(req.signal, () => {
             leave();
             reject(req.signal.reason);
-          };
+          });
           const item: Queued = {
             req,
             start: () => {
@@ -129,7 +129,6 @@ export function limit(options: LimitOptions): LimitStrategy {
             reject(shed(req, Math.round((cache?.now() ?? since) - since)));
           }, queueMs);
           queue.push(item);
-          if (req.signal !== NEVER) req.signal.addEventListener("abort", onAbort, { once: true });
         });
       };
     },

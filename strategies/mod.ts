@@ -15,7 +15,7 @@
  *
  * @module
  */
-export { type Cache, type GetOptions, pipeline, type PipelineOptions } from "./pipeline.ts";
+export { type Cache, type GetOptions, pipeline, type PipelineOptions } from "./pipeline/pipeline.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";
 export { jitter, type JitterOptions, type JitterStrategy } from "./jitter.ts";
@@ -23,7 +23,7 @@ export { xfetch, type XfetchOptions, type XfetchStrategy } from "./xfetch.ts";
 export { swr, type SwrOptions, type SwrStrategy } from "./swr.ts";
 export { limit, type LimitOptions, type LimitStrategy } from "./limit.ts";
 export { isOverloadedError, isTimeoutError, OverloadedError, TimeoutError } from "./errors.ts";
-export type { Codec, CodecOption } from "./_codec.ts";
+export type { Codec, CodecOption } from "./codec.ts";
 export type {
   CacheContext,
   CacheEvent,
@@ -36,10 +36,13 @@ export type {
   Loader,
   LoaderContext,
   Outcome,
+  PublishGuard,
   PushCapable,
   ReadResult,
   Strategy,
+  Ticket,
   Verdict,
+  Wakeups,
   WakeupSource,
   WritePlan,
-} from "./_types.ts";
+} from "./types.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Strategy } from "./_types.ts";
+import type { Strategy } from "./types.ts";
 import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode swr}. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CacheContext, Strategy } from "./_types.ts";
+import type { CacheContext, Strategy } from "./types.ts";
 import { optionsObject, positiveNumber } from "../resp/_validate.ts";
 
 /** Options of {@linkcode xfetch}. */

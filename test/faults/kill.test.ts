@@ -4,7 +4,7 @@ import { connect } from "../../resp/client.ts";
 import { isConnectionError, isTimeoutError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { ConnectionError, isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../support/assert.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 

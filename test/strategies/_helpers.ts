@@ -5,7 +5,7 @@
  */
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import type { CacheEvent } from "../../strategies/_types.ts";
+import type { CacheEvent } from "../../strategies/types.ts";
 import { deferred } from "../support/assert.ts";
 
 // One copy of these for every suite.

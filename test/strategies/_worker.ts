@@ -13,7 +13,7 @@ import process from "node:process";
 import { connect } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 
 const [url, namespace, id] = process.argv.slice(-3) as [string, string, string];
 const redis = await connect({ url, resp: 3 });

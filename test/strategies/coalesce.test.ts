@@ -4,9 +4,9 @@ import type { RedisClient } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import type { Strategy } from "../../strategies/_types.ts";
+import type { Strategy } from "../../strategies/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
 

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
 import { jitter } from "../../strategies/jitter.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, rejects } from "./_helpers.ts";

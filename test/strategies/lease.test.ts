@@ -2,11 +2,12 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
-import { publishScript, releaseScript, renewScript } from "../../strategies/_scripts.ts";
-import type { Strategy } from "../../strategies/_types.ts";
+import { publishGuarded } from "../../strategies/pipeline/scripts.ts";
+import { releaseLease, renewLease } from "../../strategies/_lease_scripts.ts";
+import type { Strategy } from "../../strategies/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
 
@@ -334,20 +335,38 @@ Lease("an owner that crashed holding the lease delays waiters only until the lea
 Lease("a wrong token can neither publish, renew nor release", async () => {
   const keys = { data: "scripts:{t}:data", lease: "scripts:{t}:lease" };
   await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
-  assert.is(await publishScript(redis, keys, "wrong", "hl1;v;0;0;0;1", 5000, "ch"), false);
+  assert.is(
+    await publishGuarded(redis, {
+      key: keys.data,
+      guard: { key: keys.lease, token: "wrong" },
+      envelope: "hl1;v;0;0;0;1",
+      px: 5000,
+      channel: "ch",
+    }),
+    false,
+  );
   assert.is(await redis.send(["EXISTS", keys.data]), 0);
-  assert.is(await renewScript(redis, keys, "wrong", 60_000), false);
+  assert.is(await renewLease(redis, { keys, token: "wrong", leaseMs: 60_000 }), false);
   assert.ok(Number(await redis.send(["PTTL", keys.lease])) <= 10_000);
-  assert.is(await releaseScript(redis, keys, "wrong", "ch"), false);
+  assert.is(await releaseLease(redis, { keys, token: "wrong", channel: "ch" }), false);
   assert.is(await redis.send(["GET", keys.lease]), "right");
   // The right token can do all three.
-  assert.is(await renewScript(redis, keys, "right", 60_000), true);
+  assert.is(await renewLease(redis, { keys, token: "right", leaseMs: 60_000 }), true);
   assert.ok(Number(await redis.send(["PTTL", keys.lease])) > 10_000);
-  assert.is(await publishScript(redis, keys, "right", "hl1;v;0;0;0;1", 5000, "ch"), true);
+  assert.is(
+    await publishGuarded(redis, {
+      key: keys.data,
+      guard: { key: keys.lease, token: "right" },
+      envelope: "hl1;v;0;0;0;1",
+      px: 5000,
+      channel: "ch",
+    }),
+    true,
+  );
   assert.is(await redis.send(["GET", keys.data]), "hl1;v;0;0;0;1");
   assert.is(await redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
   await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
-  assert.is(await releaseScript(redis, keys, "right", "ch"), true);
+  assert.is(await releaseLease(redis, { keys, token: "right", channel: "ch" }), true);
   assert.is(await redis.send(["EXISTS", keys.lease]), 0);
 });
 

@@ -4,7 +4,7 @@ import type { RedisClient } from "../../resp/client.ts";
 import { isOverloadedError, OverloadedError } from "../../strategies/errors.ts";
 import { lease } from "../../strategies/lease.ts";
 import { limit } from "../../strategies/limit.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, origin, rejects, until } from "./_helpers.ts";

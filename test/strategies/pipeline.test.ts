@@ -6,10 +6,10 @@ import type { Arg, SendOptions } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { jitter } from "../../strategies/jitter.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import type { Strategy } from "../../strategies/_types.ts";
+import type { Strategy } from "../../strategies/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
 

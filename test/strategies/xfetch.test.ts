@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";

@@ -15,10 +15,10 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { isRedisReplyError } from "../resp/errors.ts";
-import type { RedisLike, Reply } from "../resp/types.ts";
-import { NEVER } from "./_call.ts";
-import type { PushCapable, WakeupSource } from "./_types.ts";
+import { isRedisReplyError } from "../../resp/errors.ts";
+import type { RedisLike, Reply } from "../../resp/types.ts";
+import { onAbort } from "../../resp/_abort.ts";
+import type { PushCapable, Ticket, Wakeups, WakeupSource } from "../types.ts";
 
 const decoder = new TextDecoder();
 
@@ -30,7 +30,7 @@ function text(value: Reply | undefined): string | undefined {
 }
 
 /** One local waiter's interest in one data key. */
-export class Ticket {
+class WakeupTicket implements Ticket {
   #woken = false;
   #resolve: (() => void) | undefined;
   readonly #unwatch: () => void;
@@ -60,13 +60,13 @@ export class Ticket {
     return new Promise<void>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
-        if (signal !== NEVER) signal.removeEventListener("abort", onAbort);
+        stop();
         this.#resolve = undefined;
       };
-      const onAbort = () => {
+      const stop = onAbort(signal, () => {
         done();
         reject(signal.reason);
-      };
+      });
       const timer = setTimeout(() => {
         done();
         resolve();
@@ -75,7 +75,6 @@ export class Ticket {
         done();
         resolve();
       };
-      if (signal !== NEVER) signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -91,7 +90,7 @@ interface Channel {
   refs: number;
   /** The one attempt to subscribe; a channel whose attempt fails leaves its hub at once. */
   readonly subscribed: Promise<Attempt>;
-  readonly watchers: Map<string, Set<Ticket>>;
+  readonly watchers: Map<string, Set<WakeupTicket>>;
 }
 
 /** `push`: subscribed; `never`: the connection cannot push (RESP2), poll for good; `failed`: poll, retry later. */
@@ -188,7 +187,7 @@ export interface WakeupContext {
 }
 
 /** A cache's view of publication announcements on its channel. */
-export class Wakeups {
+export class ChannelWakeups implements Wakeups {
   readonly #client: PushCapable | undefined;
   readonly #channel: string;
   readonly #timeoutMs: number;
@@ -267,10 +266,10 @@ export class Wakeups {
   /** Register interest in `key` now; announcements from here on wake the ticket. */
   watch(key: string): Ticket {
     const watchers = this.#joined?.watchers;
-    if (watchers === undefined) return new Ticket(() => {});
+    if (watchers === undefined) return new WakeupTicket(() => {});
     let set = watchers.get(key);
     if (set === undefined) watchers.set(key, set = new Set());
-    const ticket: Ticket = new Ticket(() => {
+    const ticket = new WakeupTicket(() => {
       set.delete(ticket);
       if (set.size === 0 && watchers.get(key) === set) watchers.delete(key);
     });

@@ -7,7 +7,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Identity, Keys } from "./_types.ts";
+import type { Identity, Keys } from "../types.ts";
 
 /** Throws unless `namespace` can prefix keys without changing their hash tag. */
 export function checkNamespace(namespace: unknown): string {

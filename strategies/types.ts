@@ -6,7 +6,7 @@
  * is given when it joins a pipeline ({@linkcode CacheContext}).
  *
  * Strategies import this file and nothing above it, so the dependency graph
- * stays a tree: pipeline -> strategies -> _types -> resp.
+ * stays a tree: pipeline -> strategies -> types -> resp.
  *
  * @module
  */
@@ -95,8 +95,24 @@ export interface FillRequest {
   readonly background: boolean;
   /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
   readonly seen: Entry | undefined;
-  /** The lease token held by this call (set by `lease()`); publication checks it. */
-  readonly token?: string;
+  /**
+   * A condition the publication must meet, checked in the same atomic step
+   * as the write: the hook through which a fill strategy (`lease()`) keeps
+   * an owner whose claim lapsed from overwriting a newer value.
+   */
+  readonly guard?: PublishGuard;
+}
+
+/**
+ * Publish only while `key` holds `token`, and drop `key` with the
+ * publication. A rejected publication returns the value stored now instead.
+ * `key` must share the data key's hash tag (one cluster slot).
+ */
+export interface PublishGuard {
+  /** The key whose value must still be `token` (the lease key). */
+  readonly key: string;
+  /** The value this call put there. */
+  readonly token: string;
 }
 
 /** How a fill ended. */
@@ -178,7 +194,7 @@ export interface CacheStats {
  * ```ts
  * import { connect } from "../resp/client.ts";
  * import { pipeline } from "./pipeline.ts";
- * import type { CacheEvent } from "./_types.ts";
+ * import type { CacheEvent } from "./types.ts";
  * const durations: number[] = [];
  * const onEvent = (event: CacheEvent) => {
  *   if (event.type === "load-end" && !("error" in event)) durations.push(event.durationMs);
@@ -214,8 +230,13 @@ export interface CacheContext {
   /** The injected clock (durations only) and random source in [0, 1). */
   readonly now: () => number;
   readonly random: () => number;
-  /** How waiters learn about publications: `auto` (RESP3 push when available), `poll`, or a client to subscribe on. */
-  readonly wakeups: WakeupSource;
+  /**
+   * Where a waiter learns that a key was published or its lease dropped.
+   * `ready()` resolves `true` when announcements arrive by push (a waiter
+   * then polls rarely), `false` when it must poll; `watch(key)` registers
+   * interest before the read that precedes a wait.
+   */
+  readonly wakeups: Wakeups;
   /** Record an event: bump its counter and call `onEvent`. */
   emit(event: CacheEvent): void;
   /**
@@ -225,6 +246,24 @@ export interface CacheContext {
   read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult>;
   /** Whether a re-read entry may stand in for a load (fresh, and newer than `seen`). */
   accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry;
+}
+
+/** One waiter's interest in one key, from {@linkcode Wakeups.watch}. */
+export interface Ticket {
+  /** Forget earlier announcements: call just before reading the key. */
+  arm(): void;
+  /** Resolve when the key is announced (at once if it was since `arm`) or after `ms`; reject with `signal.reason` on abort. */
+  wait(ms: number, signal: AbortSignal): Promise<void>;
+  /** Stop receiving announcements. */
+  close(): void;
+}
+
+/** A cache's announcements of publications, offered to strategies through {@linkcode CacheContext}. */
+export interface Wakeups {
+  /** Set up on first use; `true` when announcements arrive by push, `false` when waiters poll this time. */
+  ready(): Promise<boolean>;
+  /** Register interest in `key` now; announcements from here on wake the ticket. */
+  watch(key: string): Ticket;
 }
 
 /** A client that can receive RESP3 push frames (our `RedisClient` with `resp: 3`). */
@@ -251,7 +290,7 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
  * ```ts
  * import { connect } from "../resp/client.ts";
  * import { pipeline } from "./pipeline.ts";
- * import type { Strategy } from "./_types.ts";
+ * import type { Strategy } from "./types.ts";
  * function timing(): Strategy {
  *   return {
  *     name: "timing",

@@ -5,15 +5,11 @@
  *
  * @module
  */
-import { isTimeoutError } from "../resp/errors.ts";
-import type { RedisLike } from "../resp/types.ts";
-import { Background } from "./_background.ts";
-import { CallScope, NEVER, race } from "./_call.ts";
-import { compose, request } from "./_chain.ts";
-import { type CodecOption, resolveCodec } from "./_codec.ts";
-import { checkNamespace, keysFor } from "./_keys.ts";
-import { accepts, Publisher } from "./_publish.ts";
-import { Recorder } from "./_stats.ts";
+import { NEVER, race } from "../../resp/_abort.ts";
+import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import { isTimeoutError } from "../../resp/errors.ts";
+import type { RedisLike } from "../../resp/types.ts";
+import { type CodecOption, resolveCodec } from "../codec.ts";
 import type {
   CacheContext,
   CacheEvent,
@@ -27,8 +23,15 @@ import type {
   Strategy,
   Verdict,
   WakeupSource,
-} from "./_types.ts";
-import { func, nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
+} from "../types.ts";
+import { Background } from "./background.ts";
+import { compose, request } from "./chain.ts";
+import { checkNamespace, keysFor } from "./keys.ts";
+import { Publisher } from "./publish.ts";
+import { accepts, Reader } from "./read.ts";
+import { CallScope } from "./scope.ts";
+import { Recorder } from "./stats.ts";
+import { ChannelWakeups } from "./wakeups.ts";
 
 /** Options of {@linkcode pipeline}. */
 export interface PipelineOptions<T> {
@@ -169,7 +172,8 @@ class PipelineCache<T> implements Cache<T> {
   readonly #strategies: readonly Strategy[];
   readonly #readers: readonly Strategy[];
   readonly #chain: Fill;
-  readonly #publisher: Publisher;
+  readonly #reader: Reader;
+  readonly #wakeups: ChannelWakeups;
   readonly #background: Background;
   #closing: Promise<void> | undefined;
   /** Gets between their entry and their return; close() waits for them. */
@@ -216,26 +220,34 @@ class PipelineCache<T> implements Cache<T> {
     this.#background = new Background(cap === Infinity ? 16 : cap, (event) => this.#rec.emit(event));
 
     const channel = (this.#channel = `${this.#namespace}:published`);
+    const emit = (event: CacheEvent) => this.#rec.emit(event);
+    const commandTimeoutMs = this.#commandTimeoutMs;
+    const reader = (this.#reader = new Reader({ redis, codec, commandTimeoutMs, emit }));
+    this.#wakeups = new ChannelWakeups({ wakeups, redis, channel, commandTimeoutMs, now });
     const context: CacheContext = {
       redis,
       namespace: this.#namespace,
       channel,
       ttlMs: this.#ttlMs,
-      commandTimeoutMs: this.#commandTimeoutMs,
+      commandTimeoutMs,
       now,
       random,
-      wakeups,
-      emit: (event) => this.#rec.emit(event),
-      read: (keys, signal, extra) => this.#publisher.read(keys, signal, extra),
+      wakeups: this.#wakeups,
+      emit,
+      read: (keys, signal, extra) => reader.read(keys, signal, extra),
       accepts,
     };
-    const publisher = new Publisher(
-      context,
+    const publisher = new Publisher({
+      redis,
       codec,
       negativeTtlMs,
-      strategies.filter((s) => typeof s.write === "function"),
-    );
-    this.#publisher = publisher;
+      writers: strategies.filter((s) => typeof s.write === "function"),
+      channel,
+      commandTimeoutMs,
+      now,
+      emit,
+      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+    });
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.#ttlMs);
     this.#chain = compose(strategies, (req, loader) => publisher.load(req, loader));
@@ -302,7 +314,7 @@ class PipelineCache<T> implements Cache<T> {
     signal: AbortSignal,
   ): Promise<unknown> {
     const key = keys.data;
-    const { entry } = await this.#publisher.read(keys, signal);
+    const { entry } = await this.#reader.read(keys, signal);
     let verdict = entry !== undefined && entry.freshMs > 0 ? HIT : MISS;
     for (const s of this.#readers) verdict = s.read!(verdict, entry);
     if (verdict.kind !== "miss" && entry !== undefined) {
@@ -367,7 +379,7 @@ class PipelineCache<T> implements Cache<T> {
       // follows sees every one of them; what runs finishes and publishes.
       if (this.#active > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       await this.#background.drain();
-      await Promise.all(this.#strategies.map((s) => s.close?.()));
+      await Promise.all([...this.#strategies.map((s) => s.close?.()), this.#wakeups.close()]);
     })();
     return this.#closing;
   }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Fill, FillRequest, Loader, Outcome, Strategy } from "./_types.ts";
+import type { Fill, FillRequest, Loader, Outcome, Strategy } from "../types.ts";
 
 const CALL = Symbol("herdless.call");
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CacheEvent, CacheStats } from "./_types.ts";
+import type { CacheEvent, CacheStats } from "../types.ts";
 
 const COUNTER: Partial<Record<CacheEvent["type"], keyof CacheStats>> = {
   "hit": "hits",

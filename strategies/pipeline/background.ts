@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CacheEvent } from "./_types.ts";
+import type { CacheEvent } from "../types.ts";
 
 /** The tracked work of one cache. */
 export class Background {

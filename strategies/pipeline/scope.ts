@@ -1,0 +1,42 @@
+/**
+ * One `get` call's deadline: the caller's signal and `timeoutMs` folded into
+ * one AbortSignal that everything the call waits on obeys.
+ *
+ * @module
+ */
+import { clearTimeout, setTimeout } from "node:timers";
+import { NEVER, onAbort } from "../../resp/_abort.ts";
+import { TimeoutError } from "../../resp/errors.ts";
+
+/** The signal of one call, aborted by the caller's signal or by its timeout. */
+export class CallScope {
+  readonly signal: AbortSignal;
+  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #stop: (() => void) | undefined;
+  /** The TimeoutError this scope aborted with, once its timeout fired. */
+  timedOut: TimeoutError | undefined;
+
+  constructor(key: string, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
+    if (timeoutMs === undefined) {
+      // The caller's own signal is all there is to obey: no copy needed.
+      this.signal = signal ?? NEVER;
+      return;
+    }
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    if (signal?.aborted) controller.abort(signal.reason);
+    else this.#stop = onAbort(signal, () => controller.abort(signal!.reason));
+    if (!controller.signal.aborted) {
+      this.#timer = setTimeout(() => {
+        this.timedOut = new TimeoutError(`Cannot get ${key}: no answer within timeoutMs (${timeoutMs} ms)`, timeoutMs);
+        controller.abort(this.timedOut);
+      }, timeoutMs);
+    }
+  }
+
+  /** Stop the timer and stop listening to the caller's signal. */
+  dispose(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#stop?.();
+  }
+}
