@@ -51,3 +51,32 @@ export interface SendOptions {
 export interface RedisLike {
   send(command: readonly Arg[], options?: SendOptions): Promise<Reply>;
 }
+
+/** Receives what the server's client tracking (`CLIENT TRACKING ON`) reports. */
+export interface TrackingListener {
+  /** The server says these keys changed, expired or were evicted: anything read from them before is stale. */
+  invalidate(keys: readonly string[]): void;
+  /**
+   * Any key may have changed unseen: a FLUSHALL or FLUSHDB (the server's null
+   * invalidation), a lost connection, a `CLIENT TRACKING` the server refused,
+   * a cluster topology change. Forget everything read before.
+   */
+  reset(reason: string): void;
+}
+
+/**
+ * A connection whose reads the server can track for client-side caching
+ * (RESP3 only): our `RedisClient` and `ClusterClient` created with `resp: 3`.
+ */
+export interface TrackingClient extends RedisLike {
+  /**
+   * Turn `CLIENT TRACKING ON` for every connection, now and after each
+   * reconnect (before any other command), and report invalidations to
+   * `listener` until the returned function is called.
+   *
+   * @throws {TypeError} (as a rejection) on a RESP2 connection.
+   */
+  track(listener: TrackingListener): Promise<() => void>;
+  /** True while every connection's reads are tracked (false while one is down or was refused tracking). */
+  readonly tracking: boolean;
+}

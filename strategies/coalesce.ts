@@ -81,6 +81,8 @@ export function coalesce(): CoalesceStrategy {
           flight = created;
         } else {
           cache?.emit({ type: "coalesced", key });
+          // A getMany batch loads its other identities meanwhile.
+          req.waiting?.();
         }
         const joined = flight;
         joined.callers++;

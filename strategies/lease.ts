@@ -122,7 +122,9 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     try {
       // The guard is the hook through which the publish step checks the
       // lease: stored only while our token still holds it, dropped with it.
-      outcome = await next({ ...req, guard: { key: req.keys.lease, token } });
+      const extend = (ms: number) =>
+        renewLease(c.redis, { keys: req.keys, token, leaseMs: Math.max(leaseMs, ms) }, { timeoutMs: c.commandTimeoutMs });
+      outcome = await next({ ...req, guard: { key: req.keys.lease, token, extend } });
       return outcome;
     } finally {
       clearInterval(timer);
@@ -163,14 +165,19 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
               const token = randomUUID();
               // No signal on this read: a SET NX aborted after it was written
               // could hold a lease nobody knows about until it expires.
-              const { extra, entry } = await c.read(req.keys, undefined, [
-                "SET",
-                req.keys.lease,
-                token,
-                "NX",
-                "PX",
-                leaseMs,
-              ]);
+              let read;
+              try {
+                read = await c.read(req.keys, undefined, ["SET", req.keys.lease, token, "NX", "PX", leaseMs]);
+              } catch (error) {
+                // Redis refuses writes (OOM, READONLY) and the cache fails
+                // open: no lease can be taken, so this process loads for
+                // itself (coalesce() still shares it in-process), uncached.
+                if (!c.degrade(key, error)) throw error;
+                const { entry } = await c.read(req.keys, req.signal);
+                if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+                return await next({ ...req });
+              }
+              const { extra, entry } = read;
               if (extra === "OK") {
                 c.emit({ type: "lease-won", key });
                 if (req.signal.aborted || c.accepts(entry, req.seen)) {
@@ -211,6 +218,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
             }
             const base = pollMs ?? Math.min(pushed ? PUSH_POLL_MS : POLL_MS, leaseMs);
             const delay = base / 2 + c.random() * (base / 2);
+            // A getMany batch loads its other identities meanwhile.
+            req.waiting?.();
             await ticket!.wait(Math.min(waitMs - waited, delay), req.signal);
           }
         } finally {

@@ -6,12 +6,12 @@
 import { clearTimeout, setTimeout } from "node:timers";
 import { onAbort } from "../resp/_abort.ts";
 import { OverloadedError } from "./errors.ts";
-import type { CacheContext, FillRequest, Outcome, Strategy } from "./types.ts";
+import type { CacheContext, LoadRequest, Strategy } from "./types.ts";
 import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode limit}. */
 export interface LimitOptions {
-  /** Most loads in flight at once per cache. */
+  /** Most origin calls in flight at once per cache (a `getMany`'s `loadMany` counts as one). */
   concurrency: number;
   /** How long a load may queue for a free slot before it is shed; 0 sheds at once. @default {0} */
   queueMs?: number;
@@ -30,7 +30,6 @@ export interface LimitStrategy extends Strategy {
 
 interface Queued {
   readonly start: () => void;
-  readonly req: FillRequest;
 }
 
 /**
@@ -41,8 +40,9 @@ interface Queued {
  * Queued loads start in arrival order; a queued caller that gives up leaves
  * the queue.
  *
- * What the limit counts depends on its place in the pipeline: after
- * `lease()` it counts origin loads only; before it, lease waiters hold slots too.
+ * The slot is held while the origin call runs, and only then: not while a
+ * caller waits for a lease, reads Redis or publishes (a slow Redis must not
+ * look like a busy origin). Its place among the strategies does not matter.
  *
  * @param options the limit and the queueing time.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
@@ -68,10 +68,11 @@ export function limit(options: LimitOptions): LimitStrategy {
   let active = 0;
   let cache: CacheContext | undefined;
 
-  function shed(req: FillRequest, queuedMs: number): OverloadedError {
-    cache?.emit({ type: "shed", key: req.keys.data });
+  function shed(req: LoadRequest, queuedMs: number): OverloadedError {
+    const what = req.keys.length === 1 ? req.keys[0] : `${req.keys.length} keys (${req.keys[0]}...)`;
+    for (const key of req.keys) cache?.emit({ type: "shed", key });
     return new OverloadedError(
-      `Cannot load ${req.keys.data}: ${concurrency} loads in flight and no slot freed within queueMs (${queueMs} ms)`,
+      `Cannot load ${what}: ${concurrency} loads in flight and no slot freed within queueMs (${queueMs} ms)`,
       concurrency,
       queuedMs,
     );
@@ -96,16 +97,16 @@ export function limit(options: LimitOptions): LimitStrategy {
     attach(c) {
       cache = c;
     },
-    fill(next) {
-      return function limited(req): Promise<Outcome> {
-        const run = () => next(req).finally(done);
+    load(next) {
+      return function limited(req) {
+        const run = () => next({ ...req }).finally(done);
         if (active < concurrency) {
           active++;
           return run();
         }
         if (queueMs === 0) return Promise.reject(shed(req, 0));
         if (req.signal.aborted) return Promise.reject(req.signal.reason);
-        return new Promise<Outcome>((resolve, reject) => {
+        return new Promise<readonly unknown[]>((resolve, reject) => {
           const since = cache?.now() ?? 0;
           const leave = () => {
             const i = queue.indexOf(item);
@@ -118,7 +119,6 @@ export function limit(options: LimitOptions): LimitStrategy {
             reject(req.signal.reason);
           });
           const item: Queued = {
-            req,
             start: () => {
               leave();
               run().then(resolve, reject);

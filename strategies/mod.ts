@@ -15,7 +15,17 @@
  *
  * @module
  */
-export { type Cache, type GetOptions, pipeline, type PipelineOptions } from "./pipeline/pipeline.ts";
+export { pipeline } from "./pipeline/pipeline.ts";
+export type {
+  Cache,
+  GetOptions,
+  LoadMany,
+  PipelineOptions,
+  SetOptions,
+  WarmOptions,
+  WarmReport,
+} from "./pipeline/cache.ts";
+export { near, type NearOptions, type NearStrategy } from "./near.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";
 export { jitter, type JitterOptions, type JitterStrategy } from "./jitter.ts";
@@ -33,6 +43,10 @@ export type {
   FillRequest,
   Identity,
   Keys,
+  Load,
+  LoadRequest,
+  LocalTier,
+  StoredEntry,
   Loader,
   LoaderContext,
   Outcome,

@@ -45,16 +45,49 @@ export interface Keys {
 }
 
 /**
- * A decoded cache entry and where it stands in its life. All durations come
- * from the key's server-side PTTL and the windows stored in the envelope,
- * never from a local clock.
+ * A stored entry as decoded, before it is judged: what its envelope says
+ * (windows as durations from `publishedAt`, the server's own time of
+ * publication) and the decoded value. The near tier keeps these.
+ */
+export interface StoredEntry {
+  /** The decoded value; `undefined` for a negative entry. */
+  readonly value: unknown;
+  /** True when the origin said "not found". */
+  readonly negative: boolean;
+  /** When it was published, on the clock of the server that holds it, in ms since the epoch. */
+  readonly publishedAt: number;
+  /** The fresh window stored at publish time, in ms. */
+  readonly freshMs: number;
+  /** The stale window stored at publish time (served stale, refreshed in the background). */
+  readonly staleMs: number;
+  /** The error window stored at publish time (served only when a reload fails). */
+  readonly ifErrorMs: number;
+  /** How long the load that produced this entry took, in ms. */
+  readonly loadMs: number;
+  /** Unique per publication: a re-read with another `id` is a newer value. */
+  readonly id: string;
+  /** The namespace epoch it was written under (`clear()` moves the epoch on). */
+  readonly epoch: string;
+  /** The tags it was published with, and the version each had when its load started. */
+  readonly tags: readonly string[];
+  /** Same index as `tags`. */
+  readonly tagVersions: readonly string[];
+  /** Size of the stored envelope in bytes (UTF-16 code units for text). */
+  readonly size: number;
+}
+
+/**
+ * A cache entry judged at the moment of a read: where it stands in its life.
+ * The remaining times come from the server's own publication time and the
+ * windows stored with it, compared with this client's estimate of that
+ * server's clock; never from the local wall clock.
  */
 export interface Entry {
   /** The decoded value; `undefined` for a negative entry. */
   readonly value: unknown;
   /** True when the origin said "not found". */
   readonly negative: boolean;
-  /** The key's remaining physical TTL in ms (`Infinity` when it has none). */
+  /** Remaining physical lifetime in ms (fresh, then stale, then error window). */
   readonly pttl: number;
   /** Remaining fresh time in ms: `pttl - staleMs - ifErrorMs`; zero or less once expired. */
   readonly freshMs: number;
@@ -64,6 +97,10 @@ export interface Entry {
   readonly ifErrorMs: number;
   /** How long the load that produced this entry took, in ms. */
   readonly loadMs: number;
+  /** Unique per publication: a re-read with another `id` is a newer value. */
+  readonly id: string;
+  /** The tags it was published with. */
+  readonly tags: readonly string[];
 }
 
 /**
@@ -93,6 +130,15 @@ export interface FillRequest {
   readonly signal: AbortSignal;
   /** True for a background refresh: it never waits for another owner. */
   readonly background: boolean;
+  /** The tags the value is published with (`get(..., { tags })`). */
+  readonly tags: readonly string[];
+  /**
+   * Call just before this request waits on work it does not drive (another
+   * caller's in-process load, another owner's lease). A `getMany` batch then
+   * calls its loader for the identities that are ready instead of waiting
+   * for this one; a strategy that waits without calling it only delays the batch.
+   */
+  readonly waiting?: () => void;
   /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
   readonly seen: Entry | undefined;
   /**
@@ -113,6 +159,11 @@ export interface PublishGuard {
   readonly key: string;
   /** The value this call put there. */
   readonly token: string;
+  /**
+   * Keep the guard for at least `ms` more (a large value takes a while to
+   * reach the server); resolves `false` when it is already lost.
+   */
+  readonly extend?: (ms: number) => Promise<boolean>;
 }
 
 /** How a fill ended. */
@@ -127,6 +178,37 @@ export interface Outcome {
 
 /** One step of the fill chain: loads (or obtains) the value for a request. */
 export type Fill = (req: FillRequest) => Promise<Outcome>;
+
+/** One call to the origin: a `get`'s loader (one key) or a `getMany`'s `loadMany` (several). */
+export interface LoadRequest {
+  /** The data keys of the identities this call loads, in order. */
+  readonly keys: readonly string[];
+  /** Fires when no caller waits for any of them any more. */
+  readonly signal: AbortSignal;
+  /** True for a background refresh. */
+  readonly background: boolean;
+}
+
+/** One step around an origin call: resolves the loaded values, aligned with `req.keys`. */
+export type Load = (req: LoadRequest) => Promise<readonly unknown[]>;
+
+/**
+ * An in-process tier in front of Redis (what `near()` offers). It only
+ * stores: the pipeline decides what may enter (a read that no invalidation
+ * overtook), judges what comes out, and removes what Redis invalidates.
+ */
+export interface LocalTier {
+  /** The entry held for `key`, if any (a hit may refresh its place for eviction). */
+  get(key: string): StoredEntry | undefined;
+  /** Hold `entry` for `key` until `deadline` (on the local clock, ms), evicting others to stay in bounds. */
+  set(key: string, entry: StoredEntry, deadline: number): void;
+  /** Drop `key`; true when it was held. */
+  delete(key: string): boolean;
+  /** Drop everything. */
+  clear(): void;
+  /** Entries held now. */
+  readonly size: number;
+}
 
 /** What the write phase publishes; write strategies adjust it in place. */
 export interface WritePlan {
@@ -184,6 +266,18 @@ export interface CacheStats {
   refreshErrors: number;
   /** Exceptions thrown by `onEvent` (ignored otherwise). */
   eventErrors: number;
+  /** Entries served from the near tier without a round trip (also counted in `hits` or `stale`). */
+  nearHits: number;
+  /** Entries held in the near tier now. */
+  nearEntries: number;
+  /** Near entries dropped because Redis reported their key changed (or everything: a flush, a lost connection). */
+  nearInvalidations: number;
+  /** `peek()` calls (not counted in hits or misses). */
+  peeks: number;
+  /** Values written by `set()`. */
+  sets: number;
+  /** Gets served from the origin without caching because Redis refused writes (OOM, READONLY). */
+  degraded: number;
 }
 
 /**
@@ -212,10 +306,16 @@ export type CacheEvent =
   | { readonly type: "hit" | "miss" | "stale" | "early-refresh"; readonly key: string }
   | { readonly type: "load-start"; readonly key: string; readonly background: boolean }
   | { readonly type: "load-end"; readonly key: string; readonly durationMs: number; readonly error?: unknown }
-  | { readonly type: "lease-won" | "lease-lost" | "wait" | "late-publish"; readonly key: string }
+  | { readonly type: "lease-won" | "lease-lost" | "wait"; readonly key: string }
+  | { readonly type: "late-publish"; readonly key: string; readonly reason: string; readonly first: boolean }
   | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
   | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
-  | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown };
+  | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown }
+  | { readonly type: "near-hit" | "peek" | "set"; readonly key: string }
+  | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
+  | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
+  | { readonly type: "clear"; readonly epoch: string }
+  | { readonly type: "invalidate-tags"; readonly tags: readonly string[] };
 
 /** Services a cache offers the strategies that joined it. */
 export interface CacheContext {
@@ -240,12 +340,19 @@ export interface CacheContext {
   /** Record an event: bump its counter and call `onEvent`. */
   emit(event: CacheEvent): void;
   /**
-   * Read the data key (GET and PTTL, one round trip), sending `extra` first in
-   * the same write when given (e.g. the lease's `SET NX`).
+   * Read the entry (the near tier first when there is one and no `extra`;
+   * else one round trip), sending `extra` first in the same write when given
+   * (e.g. the lease's `SET NX`).
    */
   read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult>;
   /** Whether a re-read entry may stand in for a load (fresh, and newer than `seen`). */
   accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry;
+  /**
+   * Whether `error` is Redis refusing writes (OOM, READONLY) and the cache
+   * fails open (`failOpen`): then it is counted as `degraded` and the caller
+   * should go on without the write (a lease not taken, a value not stored).
+   */
+  degrade(key: string, error: unknown): boolean;
 }
 
 /** One waiter's interest in one key, from {@linkcode Wakeups.watch}. */
@@ -283,6 +390,8 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
  * - `checkTtl` validates a per-call `ttlMs`;
  * - `read` turns the entry into a verdict (read phase);
  * - `fill` wraps the next fill step like middleware (fill phase; first strategy outermost);
+ * - `load` wraps each origin call (a loader, or one `loadMany` call);
+ * - `local` offers an in-process tier the read phase consults first;
  * - `write` shapes what is published (write phase);
  * - `close` releases what `attach` acquired.
  *
@@ -320,6 +429,12 @@ export interface Strategy {
   checkTtl?(ttlMs: number): void;
   read?(verdict: Verdict, entry: Entry | undefined): Verdict;
   fill?(next: Fill): Fill;
+  /** Wraps each origin call (a loader, or a `loadMany` as one call), innermost last: `limit()` counts these. */
+  load?(next: Load): Load;
+  /** An in-process tier consulted before Redis (`near()`); at most one per pipeline. */
+  readonly local?: LocalTier;
+  /** True when the strategy cannot work without Redis' client tracking (`near()`). */
+  readonly needsTracking?: boolean;
   write?(plan: WritePlan): void;
   /** The most background refreshes this strategy allows at once per cache (swr's `maxRefreshes`). */
   readonly maxRefreshes?: number;

@@ -51,6 +51,38 @@ export class Background {
     );
   }
 
+  /**
+   * Start `run` as one background refresh of several keys (a `getMany`
+   * batch): it gets the keys not already refreshing, up to `maxRefreshes`
+   * in all (the others are dropped, counted). A failure is counted once per key.
+   */
+  refreshMany(keys: readonly string[], run: (claimed: readonly string[]) => Promise<unknown>, early: boolean): void {
+    const claimed: string[] = [];
+    for (const key of keys) {
+      if (this.#refreshing.has(key)) continue;
+      if (this.#refreshing.size >= this.#maxRefreshes) {
+        this.#emit({ type: "refresh-dropped", key });
+        continue;
+      }
+      this.#refreshing.add(key);
+      claimed.push(key);
+      if (early) this.#emit({ type: "early-refresh", key });
+    }
+    if (claimed.length === 0) return;
+    this.track(
+      run(claimed)
+        .then(
+          () => {},
+          (error: unknown) => {
+            for (const key of claimed) this.#emit({ type: "refresh-error", key, error });
+          },
+        )
+        .finally(() => {
+          for (const key of claimed) this.#refreshing.delete(key);
+        }),
+    );
+  }
+
   /** Resolve once nothing tracked is running (work started while draining included). */
   async drain(): Promise<void> {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);

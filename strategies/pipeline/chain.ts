@@ -1,40 +1,38 @@
 /**
- * The fill chain: strategies' `fill` hooks wrapped around the origin load,
- * first strategy outermost. Each request carries hidden per-call state (the
- * loader, and which levels already called `next()`), copied along when a
- * strategy passes the request on as `{ ...req }`.
+ * The fill chain: strategies' `fill` hooks wrapped around the innermost
+ * step, first strategy outermost. Each request carries hidden per-call state
+ * (its innermost step: a `get`'s load and publication, or a `getMany`
+ * batch's collection; and which levels already called `next()`), copied
+ * along when a strategy passes the request on as `{ ...req }`.
  *
  * @module
  */
-import type { Fill, FillRequest, Loader, Outcome, Strategy } from "../types.ts";
+import type { Fill, FillRequest, Outcome, Strategy } from "../types.ts";
 
 const CALL = Symbol("herdless.call");
 
 interface CallState {
-  readonly loader: Loader<unknown>;
+  /** What the request does once every strategy let it through. */
+  readonly innermost: (req: FillRequest) => Promise<Outcome>;
   /** Levels of the chain whose next() this call already went through. */
   readonly called: Set<number>;
 }
 
-/** A fill request with the loader attached (invisible to strategies). */
+/** A fill request with its innermost step attached (invisible to strategies). */
 export type Request = FillRequest & { readonly [CALL]: CallState };
 
 /** Attach the per-call state the chain needs to a request. */
-export function request(fields: FillRequest, loader: Loader<unknown>): Request {
-  return { ...fields, [CALL]: { loader, called: new Set() } };
+export function request(fields: FillRequest, innermost: (req: FillRequest) => Promise<Outcome>): Request {
+  return { ...fields, [CALL]: { innermost, called: new Set() } };
 }
 
 /**
- * Compose the strategies' fill hooks around `load`, which receives the
- * call's loader. A strategy that calls `next()` twice for one call, or
- * passes on a request it built from scratch, gets an error instead of a
- * second origin call.
+ * Compose the strategies' fill hooks around each request's innermost step.
+ * A strategy that calls `next()` twice for one call, or passes on a request
+ * it built from scratch, gets an error instead of a second origin call.
  */
-export function compose(
-  strategies: readonly Strategy[],
-  load: (req: FillRequest, loader: Loader<unknown>) => Promise<Outcome>,
-): Fill {
-  let chain: Fill = (req) => load(req, (req as Request)[CALL].loader);
+export function compose(strategies: readonly Strategy[]): Fill {
+  let chain: Fill = (req) => (req as Request)[CALL].innermost(req);
   for (let level = strategies.length - 1; level >= 0; level--) {
     const s = strategies[level]!;
     if (typeof s.fill === "function") chain = s.fill(guardNext(chain, s.name, level));

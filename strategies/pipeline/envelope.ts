@@ -3,28 +3,51 @@
  * payload (binary safe):
  *
  * ```
- * hl1;<v|n>;<staleMs>;<ifErrorMs>;<loadMs>;<payload>
+ * hl2;<v|n>;<publishedAt>;<freshMs>;<staleMs>;<ifErrorMs>;<loadMs>;<id>;<epoch>;<tags>;<payload>
  * ```
  *
- * `v` marks a value, `n` a "not found" marker (empty payload). Only durations
- * are stored, never timestamps: the read phase derives every deadline from
- * the key's server-side PTTL, so clocks never have to agree. The version
- * prefix lets a future format coexist: anything that does not parse is a miss
- * that the next fill overwrites.
+ * `v` marks a value, `n` a "not found" marker (empty payload). `publishedAt`
+ * is 13 decimal digits of the server's own clock in ms: the client writes
+ * zeros there and the publishing script overwrites them with the server's
+ * `TIME` in the same atomic step, so a reader compares it with its estimate
+ * of that server's clock and never with another machine's. The windows are
+ * durations. `id` is unique per publication (a re-read tells a new value from
+ * the one it saw); `epoch` is the namespace epoch and `tags` the
+ * `name=version` pairs (names percent-encoded) the value was written under:
+ * a value whose epoch or tag versions are no longer current is a miss. The
+ * version prefix lets a future format coexist: anything that does not parse
+ * is a miss that the next fill overwrites.
  *
  * @module
  */
 
-/** The windows and payload of a stored envelope. */
+/** What a stored envelope says. */
 export interface Envelope {
   readonly negative: boolean;
+  /** Server time (ms since the epoch) of the publication. */
+  readonly publishedAt: number;
+  readonly freshMs: number;
   readonly staleMs: number;
   readonly ifErrorMs: number;
   readonly loadMs: number;
+  /** Unique per publication. */
+  readonly id: string;
+  /** The namespace epoch it was written under. */
+  readonly epoch: string;
+  /** Tag names, and (same index) the version each had when the load started. */
+  readonly tags: readonly string[];
+  readonly tagVersions: readonly string[];
   /** The codec's payload (empty for a negative marker). */
   readonly payload: Uint8Array | string;
 }
 
+/** What the client writes; `publishedAt` is stamped by the server. */
+export type EnvelopeFields = Omit<Envelope, "publishedAt" | "payload">;
+
+/** Byte offset of the 13-digit `publishedAt` placeholder the publishing script overwrites. */
+export const PUBLISHED_AT_OFFSET = 6;
+const PLACEHOLDER = "0000000000000";
+const NONE: readonly string[] = Object.freeze([]);
 const encoder = new TextEncoder();
 
 /**
@@ -33,11 +56,13 @@ const encoder = new TextEncoder();
  *
  * @throws {TypeError} when the payload is neither a string nor a Uint8Array (a custom codec's bug).
  */
-export function encodeEnvelope(
-  windows: { negative: boolean; staleMs: number; ifErrorMs: number; loadMs: number },
-  payload: string | Uint8Array,
-): string | Uint8Array {
-  const header = `hl1;${windows.negative ? "n" : "v"};${windows.staleMs};${windows.ifErrorMs};${windows.loadMs};`;
+export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Array): string | Uint8Array {
+  let tags = "";
+  for (let i = 0; i < fields.tags.length; i++) {
+    tags += `${i === 0 ? "" : ","}${encodeURIComponent(fields.tags[i]!)}=${fields.tagVersions[i]}`;
+  }
+  const header = `hl2;${fields.negative ? "n" : "v"};${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
+    `${fields.loadMs};${fields.id};${fields.epoch};${tags};`;
   if (typeof payload === "string") return header + payload;
   if (!(payload instanceof Uint8Array)) {
     throw new TypeError(`the codec's encode must return a string or a Uint8Array, got ${typeof payload}`);
@@ -49,8 +74,8 @@ export function encodeEnvelope(
   return out;
 }
 
-// Character codes of the header: "hl1;", "v" or "n", ";", digits.
-const H = 104, L = 108, ONE = 49, SEMI = 59, V = 118, N = 110, ZERO = 48, NINE = 57;
+// Character codes of the header: "hl2;", "v" or "n", ";", digits.
+const H = 104, L = 108, TWO = 50, SEMI = 59, V = 118, N = 110, ZERO = 48, NINE = 57;
 
 // The header is ASCII, so a character code of the text and a byte of the
 // bytes are the same thing at the same index; -1 past the end.
@@ -59,7 +84,7 @@ function codeAt(raw: Uint8Array | string, i: number): number {
   return typeof raw === "string" ? raw.charCodeAt(i) : raw[i]!;
 }
 
-/** Where the last {@linkcode field} ended (past its ";"). */
+/** Where the last {@linkcode field} or {@linkcode text} ended (past its ";"). */
 let fieldEnd = 0;
 
 /** The decimal field at `start` (1 to 15 digits, then ";"), or -1. */
@@ -77,6 +102,24 @@ function field(raw: Uint8Array | string, start: number): number {
   return value;
 }
 
+/** The ASCII field at `start` up to the next ";" (at most 4096 characters), or undefined. */
+function text(raw: Uint8Array | string, start: number): string | undefined {
+  const limit = Math.min(raw.length, start + 4096);
+  if (typeof raw === "string") {
+    const end = raw.indexOf(";", start);
+    if (end < 0 || end > limit) return undefined;
+    fieldEnd = end + 1;
+    return raw.slice(start, end);
+  }
+  for (let i = start; i < limit; i++) {
+    if (raw[i] === SEMI) {
+      fieldEnd = i + 1;
+      return String.fromCharCode(...raw.subarray(start, i));
+    }
+  }
+  return undefined;
+}
+
 function refuse(raw: Uint8Array | string): never {
   const start = typeof raw === "string" ? raw.slice(0, 12) : String.fromCharCode(...raw.subarray(0, 12));
   throw new Error(`not a herdless envelope (starts with ${JSON.stringify(start)})`);
@@ -84,21 +127,54 @@ function refuse(raw: Uint8Array | string): never {
 
 /**
  * Parse a stored value. The header is read in place, from the text or from
- * the bytes as they came: no copy and no decoding of either on a hit.
+ * the bytes as they came: no copy and no decoding of the payload.
  *
  * @throws {Error} describing why it is not an envelope this version reads.
  */
 export function decodeEnvelope(raw: Uint8Array | string): Envelope {
-  if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== ONE || codeAt(raw, 3) !== SEMI) refuse(raw);
+  if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== TWO || codeAt(raw, 3) !== SEMI) refuse(raw);
   const kind = codeAt(raw, 4);
   if ((kind !== V && kind !== N) || codeAt(raw, 5) !== SEMI) refuse(raw);
-  const staleMs = field(raw, 6);
+  const publishedAt = field(raw, PUBLISHED_AT_OFFSET);
+  if (publishedAt < 0 || fieldEnd !== PUBLISHED_AT_OFFSET + 14) refuse(raw);
+  const freshMs = field(raw, fieldEnd);
+  const staleMs = freshMs < 0 ? -1 : field(raw, fieldEnd);
   const ifErrorMs = staleMs < 0 ? -1 : field(raw, fieldEnd);
   const loadMs = ifErrorMs < 0 ? -1 : field(raw, fieldEnd);
   if (loadMs < 0) refuse(raw);
+  const id = text(raw, fieldEnd);
+  const epoch = id === undefined ? undefined : text(raw, fieldEnd);
+  const tagText = epoch === undefined ? undefined : text(raw, fieldEnd);
+  if (tagText === undefined || id === "") refuse(raw);
+  let tags = NONE;
+  let tagVersions = NONE;
+  if (tagText !== "") {
+    const names: string[] = [];
+    const versions: string[] = [];
+    for (const pair of tagText.split(",")) {
+      const eq = pair.indexOf("=");
+      if (eq <= 0) refuse(raw);
+      names.push(decodeURIComponent(pair.slice(0, eq)));
+      versions.push(pair.slice(eq + 1));
+    }
+    tags = names;
+    tagVersions = versions;
+  }
   const negative = kind === N;
   // A view, not a copy: the codec decodes (text) or keeps (bytes) it once.
   const payload = typeof raw === "string" ? raw.slice(fieldEnd) : raw.subarray(fieldEnd);
   if (negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
-  return { negative, staleMs, ifErrorMs, loadMs, payload };
+  return {
+    negative,
+    publishedAt,
+    freshMs,
+    staleMs,
+    ifErrorMs,
+    loadMs,
+    id: id!,
+    epoch: epoch!,
+    tags,
+    tagVersions,
+    payload,
+  };
 }

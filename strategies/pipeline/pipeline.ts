@@ -1,129 +1,27 @@
 /**
- * `pipeline()`: strategies composed into a cache. A `get` reads the entry (one
- * round trip), lets the read strategies judge it, and on a miss runs the fill
- * chain (first strategy outermost) down to the origin load and its publication.
+ * `pipeline()`: strategies composed into a cache. A `get` reads the entry
+ * (from the near tier, or one round trip), lets the read strategies judge it,
+ * and on a miss runs the fill chain (first strategy outermost) down to the
+ * origin load and its publication. The rest of this folder is the machinery
+ * behind it: `core.ts` wires the parts, `read.ts` reads an entry,
+ * `publish.ts` loads and publishes, `batch.ts` is `getMany`, `warm.ts` is
+ * `warm`, `wakeups.ts` is where a lease waiter wakes up.
  *
  * @module
  */
 import { NEVER, race } from "../../resp/_abort.ts";
-import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/_validate.ts";
-import { isTimeoutError } from "../../resp/errors.ts";
-import type { RedisLike } from "../../resp/types.ts";
-import { type CodecOption, resolveCodec } from "../codec.ts";
-import type {
-  CacheContext,
-  CacheEvent,
-  CacheStats,
-  Entry,
-  Fill,
-  FillRequest,
-  Identity,
-  Keys,
-  Loader,
-  Strategy,
-  Verdict,
-  WakeupSource,
-} from "../types.ts";
-import { Background } from "./background.ts";
-import { compose, request } from "./chain.ts";
-import { checkNamespace, keysFor } from "./keys.ts";
-import { Publisher } from "./publish.ts";
-import { accepts, Reader } from "./read.ts";
-import { CallScope } from "./scope.ts";
-import { Recorder } from "./stats.ts";
-import { ChannelWakeups } from "./wakeups.ts";
+import { func, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import type { CacheStats, Entry, FillRequest, Identity, Keys, Loader, Strategy } from "../types.ts";
+import { getMany } from "./batch.ts";
+import type { Cache, GetOptions, LoadMany, PipelineOptions, SetOptions, WarmOptions, WarmReport } from "./cache.ts";
+import { request } from "./chain.ts";
+import { closedError, Core } from "./core.ts";
+import { CallScope, isDeadline } from "./scope.ts";
+import { warm } from "./warm.ts";
 
-/** Options of {@linkcode pipeline}. */
-export interface PipelineOptions<T> {
-  /** Our `RedisClient` (with `resp: 3`, waiters are woken by push), a cluster client, or any `{ send }` adapter. */
-  redis: RedisLike;
-  /** How long a published value stays fresh, in ms (a call may pass its own `ttlMs`). */
-  ttlMs: number;
-  /** Prefix of every key; must not contain `{` or `}` (the hash tag follows it). @default {"herdless"} */
-  namespace?: string;
-  /** How long a "not found" (a loader returning `undefined`) is cached, in ms; 0 caches nothing. @default {0} */
-  negativeTtlMs?: number;
-  /** How values are stored: `"json"`, `"string"`, `"bytes"` (binary safe) or `{ encode, decode }`. @default {"json"} */
-  codec?: CodecOption<T>;
-  /** Timeout of each Redis command the cache sends when the caller's own deadline is not sooner, in ms. @default {1000} */
-  commandTimeoutMs?: number;
-  /**
-   * How lease waiters learn of publications: `"auto"` (RESP3 push when `redis`
-   * supports it), `"poll"`, or a RESP3 client to subscribe on. A client that
-   * turns out to speak RESP2 is never subscribed on (RESP2 pub/sub would turn
-   * its connection into a subscriber that refuses commands): its waiters
-   * poll. Subscribing waits at most `commandTimeoutMs` per command; if it
-   * fails, waiters poll and it is tried again a second later at the earliest.
-   * @default {"auto"}
-   */
-  wakeups?: WakeupSource;
-  /** A millisecond clock, used only to measure durations (load time, waits); never compared across machines. @default {() => performance.now()} */
-  now?: () => number;
-  /** A random source in [0, 1) (jitter, xfetch, poll spacing). @default {Math.random} */
-  random?: () => number;
-  /** Receives every event (hit, miss, load-end with its duration...); a throwing hook is counted in `eventErrors` and ignored. */
-  onEvent?: (event: CacheEvent) => void;
-}
+export type { Cache, GetOptions, PipelineOptions } from "./cache.ts";
 
-/** Options of one {@linkcode Cache.get} call. */
-export interface GetOptions {
-  /** Abort this call (it rejects with `signal.reason`); a load it started still publishes for others. */
-  signal?: AbortSignal;
-  /** Reject with `TimeoutError` after this many ms; waits and Redis commands end with it. */
-  timeoutMs?: number;
-  /** The fresh window if this call publishes, instead of the pipeline's `ttlMs`. */
-  ttlMs?: number;
-}
-
-/**
- * A cache built by {@linkcode pipeline}.
- *
- * @example A call with its own deadline, then an invalidation
- * ```ts
- * import { connect } from "../resp/client.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
- * const redis = await connect(process.env.REDIS_URL);
- * const prices = pipeline<number>({ redis, ttlMs: 30_000, namespace: "prices", negativeTtlMs: 5_000 }, lease());
- * await prices.invalidate(["sku", 7]);
- * const price = await prices.get(["sku", 7], async ({ signal }) => (signal.aborted ? 0 : 9.99), { timeoutMs: 500 });
- * console.log(price, prices.keys(["sku", 7]).data.startsWith("prices:{")); // 9.99 true
- * await prices.close();
- * await redis.close();
- * ```
- */
-export interface Cache<T> {
-  /**
-   * The cached value of `identity`, loading it with `loader` when it is
-   * missing (how depends on the strategies). Resolves `undefined` for a "not
-   * found" (the loader returned `undefined`). Rejects with the Redis error when
-   * Redis cannot be read (the origin is then never called), `TimeoutError`
-   * when a wait or `timeoutMs` runs out, `OverloadedError` when `limit()`
-   * sheds the call, the loader's error, or a `TypeError` when the codec
-   * cannot encode the loaded value (nothing is cached then).
-   */
-  get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T>;
-  /** Drop the value and any lease together, so a load already running cannot publish its older snapshot (under `lease()`). */
-  invalidate(identity: Identity): Promise<void>;
-  /** The Redis keys of `identity`. */
-  keys(identity: Identity): Keys;
-  /** A copy of the counters. */
-  stats(): CacheStats;
-  /**
-   * Refuse new calls, wait for the calls already running (one still reading
-   * its entry then starts no load and no refresh: a miss rejects as closed, or
-   * gets its stale-if-error value) and for the loads and background refreshes
-   * they started, then release subscriptions. Nothing starts after it
-   * resolves. The Redis connection stays open.
-   */
-  close(): Promise<void>;
-}
-
-const KEY_MEMO_SIZE = 10_000;
-const MISS: Verdict = { kind: "miss" };
-const closedError = () => new Error("Cannot get: the cache is closed");
-const HIT: Verdict = { kind: "hit" };
-const joined = new WeakSet<Strategy>();
+const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /**
  * Compose strategies into a cache. The first strategy is the outermost fill
@@ -138,13 +36,7 @@ const joined = new WeakSet<Strategy>();
  * @throws {RangeError | TypeError} naming the first bad setting, or a strategy reused across caches.
  * @example A cache that never stampedes
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { coalesce } from "./coalesce.ts";
- * import { jitter } from "./jitter.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
- * import { swr } from "./swr.ts";
- * import { xfetch } from "./xfetch.ts";
+ * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const users = pipeline<{ name: string }>(
  *   { redis, ttlMs: 60_000, namespace: "users" },
@@ -158,176 +50,73 @@ const joined = new WeakSet<Strategy>();
  * ```
  */
 export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies: Strategy[]): Cache<T> {
-  return new PipelineCache<T>(options, strategies);
+  return new PipelineCache<T>(options as PipelineOptions<unknown>, strategies);
 }
 
 class PipelineCache<T> implements Cache<T> {
-  readonly #redis: RedisLike;
-  readonly #namespace: string;
-  readonly #keyMemo = new Map<string, Keys>();
-  readonly #ttlMs: number;
-  readonly #commandTimeoutMs: number;
-  readonly #channel: string;
-  readonly #rec: Recorder;
-  readonly #strategies: readonly Strategy[];
-  readonly #readers: readonly Strategy[];
-  readonly #chain: Fill;
-  readonly #reader: Reader;
-  readonly #wakeups: ChannelWakeups;
-  readonly #background: Background;
+  readonly #core: Core;
   #closing: Promise<void> | undefined;
-  /** Gets between their entry and their return; close() waits for them. */
+  /** Calls between their entry and their return; close() waits for them. */
   #active = 0;
   #idle: (() => void) | undefined;
 
-  constructor(options: PipelineOptions<T>, strategies: Strategy[]) {
-    const o = optionsObject<PipelineOptions<T>>("create pipeline", options);
-    const redis = o.redis;
-    if (redis === null || typeof redis !== "object" || typeof redis.send !== "function") {
-      throw new TypeError("Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
-    }
-    this.#redis = redis;
-    this.#ttlMs = positiveInt("create pipeline", "ttlMs", o.ttlMs);
-    this.#namespace = checkNamespace(o.namespace ?? "herdless");
-    const negativeTtlMs = nonNegativeInt("create pipeline", "negativeTtlMs", o.negativeTtlMs ?? 0);
-    this.#commandTimeoutMs = positiveInt("create pipeline", "commandTimeoutMs", o.commandTimeoutMs ?? 1000);
-    const codec = resolveCodec(o.codec);
-    const wakeups = o.wakeups ?? "auto";
-    if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
-      throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
-    }
-    const now = func<() => number>("create pipeline", "now", o.now ?? (() => performance.now()));
-    const random = func<() => number>("create pipeline", "random", o.random ?? Math.random);
-    const onEvent = o.onEvent === undefined
-      ? undefined
-      : func<(e: CacheEvent) => void>("create pipeline", "onEvent", o.onEvent);
-    this.#rec = new Recorder(onEvent);
-    strategies.forEach((s, i) => {
-      if (s === null || typeof s !== "object" || typeof s.name !== "string") {
-        throw new TypeError(
-          `Cannot create pipeline: strategy ${i + 1} must be an object returned by a strategy factory`,
-        );
-      }
-      if (joined.has(s)) {
-        throw new TypeError(
-          `Cannot create pipeline: this ${s.name}() strategy already belongs to another cache; call ${s.name}() once per pipeline`,
-        );
-      }
-    });
-    this.#strategies = strategies;
-    this.#readers = strategies.filter((s) => typeof s.read === "function");
-    const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
-    this.#background = new Background(cap === Infinity ? 16 : cap, (event) => this.#rec.emit(event));
-
-    const channel = (this.#channel = `${this.#namespace}:published`);
-    const emit = (event: CacheEvent) => this.#rec.emit(event);
-    const commandTimeoutMs = this.#commandTimeoutMs;
-    const reader = (this.#reader = new Reader({ redis, codec, commandTimeoutMs, emit }));
-    this.#wakeups = new ChannelWakeups({ wakeups, redis, channel, commandTimeoutMs, now });
-    const context: CacheContext = {
-      redis,
-      namespace: this.#namespace,
-      channel,
-      ttlMs: this.#ttlMs,
-      commandTimeoutMs,
-      now,
-      random,
-      wakeups: this.#wakeups,
-      emit,
-      read: (keys, signal, extra) => reader.read(keys, signal, extra),
-      accepts,
-    };
-    const publisher = new Publisher({
-      redis,
-      codec,
-      negativeTtlMs,
-      writers: strategies.filter((s) => typeof s.write === "function"),
-      channel,
-      commandTimeoutMs,
-      now,
-      emit,
-      reread: async (keys) => (await reader.read(keys, undefined)).entry,
-    });
-    for (const s of strategies) s.attach?.(context);
-    for (const s of strategies) s.checkTtl?.(this.#ttlMs);
-    this.#chain = compose(strategies, (req, loader) => publisher.load(req, loader));
-    // Claimed only once the cache exists: a pipeline that failed to build
-    // (a jitter spread above its TTL) leaves its strategies reusable.
-    for (const s of strategies) joined.add(s);
+  constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
+    this.#core = new Core(options, strategies);
   }
 
   keys(identity: Identity): Keys {
-    if (typeof identity !== "string") return keysFor(this.#namespace, identity);
-    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
-    // hit's CPU. The memo is bounded and simply starts over when full.
-    let keys = this.#keyMemo.get(identity);
-    if (keys === undefined) {
-      // Frozen: the same object goes to every caller of this identity.
-      keys = Object.freeze(keysFor(this.#namespace, identity));
-      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
-      this.#keyMemo.set(identity, keys);
-    }
-    return keys;
+    return this.#core.keys(identity);
   }
 
   stats(): CacheStats {
-    return this.#rec.snapshot();
+    return this.#core.rec.snapshot(this.#core.local?.size ?? 0);
   }
 
-  async get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
-    if (this.#closing !== undefined) throw closedError();
-    // Counted from its entry, not from its fill: close() must also wait for
-    // a get still reading, or that get would load or refresh after close()
-    // resolved.
-    this.#active++;
-    try {
+  get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
+    return this.#run(async () => {
       func("get", "loader", loader);
       const o = optionsObject<GetOptions>("get", options);
-      const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt("get", "timeoutMs", o.timeoutMs);
-      let ttlMs = this.#ttlMs;
-      if (o.ttlMs !== undefined) {
-        ttlMs = positiveInt("get", "ttlMs", o.ttlMs);
-        for (const s of this.#strategies) s.checkTtl?.(ttlMs);
-      }
-      const keys = this.keys(identity);
-      const scope = new CallScope(keys.data, o.signal, timeoutMs);
+      const call = this.#callOptions("get", o);
+      const keys = this.#core.keys(identity);
+      const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
       try {
-        return (await this.#get(keys, identity, loader as Loader<unknown>, ttlMs, scope.signal)) as T;
+        return (await this.#get(keys, identity, loader as Loader<unknown>, call, scope.signal)) as T;
       } catch (error) {
-        if (error === scope.timedOut && timeoutMs !== undefined) {
-          this.#rec.emit({ type: "timeout", key: keys.data, waitedMs: timeoutMs });
+        if (error === scope.timedOut && call.timeoutMs !== undefined) {
+          this.#core.rec.emit({ type: "timeout", key: keys.data, waitedMs: call.timeoutMs });
         }
         throw error;
       } finally {
         scope.dispose();
       }
-    } finally {
-      if (--this.#active === 0) this.#idle?.();
-    }
+    });
   }
 
   async #get(
     keys: Keys,
     identity: Identity,
     loader: Loader<unknown>,
-    ttlMs: number,
+    call: { ttlMs: number; tags: readonly string[] },
     signal: AbortSignal,
   ): Promise<unknown> {
+    const core = this.#core;
     const key = keys.data;
-    const { entry } = await this.#reader.read(keys, signal);
-    let verdict = entry !== undefined && entry.freshMs > 0 ? HIT : MISS;
-    for (const s of this.#readers) verdict = s.read!(verdict, entry);
+    const waiting = core.ready();
+    if (waiting !== undefined) await waiting;
+    const read = await core.reader.read(keys, signal);
+    const entry = read.entry;
+    const verdict = core.verdict(entry);
     if (verdict.kind !== "miss" && entry !== undefined) {
-      if (verdict.kind === "stale") this.#rec.emit({ type: "stale", key });
-      else this.#rec.emit({ type: "hit", key });
+      if (read.near) core.rec.mark("near-hit", key);
+      core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#closing === undefined) {
-        this.#refresh(keys, identity, loader, ttlMs, entry, verdict.kind === "refresh");
+        this.#refresh(keys, identity, loader, call, entry, verdict.kind === "refresh");
       }
       return entry.value;
     }
-    this.#rec.emit({ type: "miss", key });
-    const req = request({ keys, identity, ttlMs, signal, background: false, seen: entry }, loader);
+    core.rec.mark("miss", key);
+    const req = this.#request(keys, identity, loader, call, { signal, background: false, seen: entry });
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
       if (this.#closing !== undefined) throw closedError();
@@ -335,7 +124,7 @@ class PipelineCache<T> implements Cache<T> {
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      return await race(this.#background.track(this.#fill(req)), signal);
+      return (await race(core.background.track(core.chain(req)), signal)).value;
     } catch (error) {
       const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
       // A caller who cancelled wants no answer; a caller whose deadline ran
@@ -343,50 +132,218 @@ class PipelineCache<T> implements Cache<T> {
       const cancelled = signal.aborted && !isDeadline(signal.reason);
       if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
-      this.#rec.emit({ type: "stale", key });
+      core.rec.mark("stale", key);
       return fallback.value;
     }
   }
 
-  async #fill(req: FillRequest): Promise<unknown> {
-    return (await this.#chain(req)).value;
+  #request(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: { ttlMs: number; tags: readonly string[] },
+    state: { signal: AbortSignal; background: boolean; seen: Entry | undefined },
+  ) {
+    const core = this.#core;
+    const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
+    return request(fields, (req) => {
+      const origin = async () => await loader({ signal: req.signal, identity: req.identity });
+      return core.publisher.load(req, core.load, origin);
+    });
   }
 
-  #refresh(keys: Keys, identity: Identity, loader: Loader<unknown>, ttlMs: number, seen: Entry, early: boolean): void {
+  #refresh(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: { ttlMs: number; tags: readonly string[] },
+    seen: Entry,
+    early: boolean,
+  ): void {
+    const core = this.#core;
     // Background refreshes belong to the cache, not to a caller: nothing aborts them.
-    const run = () => this.#fill(request({ keys, identity, ttlMs, signal: NEVER, background: true, seen }, loader));
+    const run = async () => {
+      const req = this.#request(keys, identity, loader, call, { signal: NEVER, background: true, seen });
+      return (await core.chain(req)).value;
+    };
     // Counted only if it starts: one already running for the key adds
     // nothing, and one over maxRefreshes is counted as dropped instead.
-    this.#background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
+    core.background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
+  }
+
+  set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
+    return this.#run(async () => {
+      if (value === undefined) {
+        throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
+      }
+      const o = optionsObject<SetOptions>("set", options);
+      const call = this.#callOptions("set", o);
+      const keys = this.#core.keys(identity);
+      await this.#core.publisher.set(keys, value, call);
+      this.#core.rec.mark("set", keys.data);
+    });
+  }
+
+  peek(identity: Identity): Promise<T | undefined> {
+    return this.#run(async () => {
+      const core = this.#core;
+      const keys = core.keys(identity);
+      const waiting = core.ready();
+      if (waiting !== undefined) await waiting;
+      const { entry } = await core.reader.read(keys, undefined);
+      core.rec.mark("peek", keys.data);
+      // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
+      // fallback included) is not: only a failed reload may serve that.
+      return entry !== undefined && core.verdict(entry).kind !== "miss" ? (entry.value as T) : undefined;
+    });
+  }
+
+  getMany(identities: readonly Identity[], loadMany: LoadMany<T>, options?: GetOptions): Promise<(T | undefined)[]> {
+    return this.#run(async () => {
+      func("getMany", "loadMany", loadMany);
+      if (!Array.isArray(identities)) {
+        throw new TypeError(`Cannot getMany: 'identities' must be an array, got ${typeof identities}`);
+      }
+      const o = optionsObject<GetOptions>("getMany", options);
+      const call = this.#callOptions("getMany", o);
+      const scope = new CallScope(`${identities.length} identities`, o.signal, call.timeoutMs);
+      try {
+        return (await getMany(this.#core, {
+          identities,
+          loadMany: loadMany as LoadMany<unknown>,
+          ttlMs: call.ttlMs,
+          tags: call.tags,
+          signal: scope.signal,
+          closing: () => this.#closing !== undefined,
+        })) as (T | undefined)[];
+      } finally {
+        scope.dispose();
+      }
+    });
+  }
+
+  warm(identities: readonly Identity[], loader: Loader<T>, options?: WarmOptions): Promise<WarmReport> {
+    return this.#run(() => {
+      func("warm", "loader", loader);
+      if (!Array.isArray(identities)) {
+        throw new TypeError(`Cannot warm: 'identities' must be an array, got ${typeof identities}`);
+      }
+      const o = optionsObject<WarmOptions>("warm", options);
+      const concurrency = positiveInt("warm", "concurrency", o.concurrency ?? 4);
+      const call = this.#callOptions("warm", o.tags === undefined ? {} : { tags: o.tags });
+      return warm({
+        identities,
+        concurrency,
+        signal: o.signal,
+        random: this.#core.random,
+        key: (identity) => this.#core.keys(identity).data,
+        one: (identity) => this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? NEVER),
+      });
+    });
+  }
+
+  // Fresh (or due for a probabilistic early refresh only) is left alone;
+  // missing or stale is loaded in the foreground, through the strategies.
+  async #warmOne(
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: { ttlMs: number; tags: readonly string[] },
+    signal: AbortSignal,
+  ): Promise<"loaded" | "fresh"> {
+    const core = this.#core;
+    const keys = core.keys(identity);
+    const waiting = core.ready();
+    if (waiting !== undefined) await waiting;
+    const { entry } = await core.reader.read(keys, signal);
+    const kind = core.verdict(entry).kind;
+    if (kind === "hit" || kind === "refresh") return "fresh";
+    let ran = false;
+    const own: Loader<unknown> = (ctx) => {
+      ran = true;
+      return loader(ctx);
+    };
+    core.rec.mark("miss", keys.data);
+    const req = this.#request(keys, identity, own, call, { signal, background: false, seen: entry });
+    await race(core.background.track(core.chain(req)), signal);
+    return ran ? "loaded" : "fresh";
   }
 
   async invalidate(identity: Identity): Promise<void> {
-    const keys = this.keys(identity);
-    const options = { timeoutMs: this.#commandTimeoutMs };
+    const core = this.#core;
+    const keys = core.keys(identity);
+    const options = { timeoutMs: core.commandTimeoutMs };
     // One DEL for both keys: the lease goes with the value, so an owner that
     // loaded before this point fails its token check instead of republishing.
-    const deleted = this.#redis.send(["DEL", keys.data, keys.lease], options);
-    // Waiters on the dropped lease take over now instead of at its expiry.
-    const announced = this.#redis.send(["PUBLISH", this.#channel, keys.data], options);
+    const deleted = core.redis.send(["DEL", keys.data, keys.lease], options);
+    // Waiters on the dropped lease take over now instead of at its expiry
+    // (with tracking the DEL itself wakes them; this is for subscribers).
+    const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
     await Promise.all([deleted, announced]);
+  }
+
+  async invalidateTags(tags: readonly string[]): Promise<void> {
+    const checked = checkTags("invalidateTags", "tags", tags);
+    if (checked.length === 0) return;
+    await this.#core.versions.bump(checked);
+    this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
+  }
+
+  async clear(): Promise<void> {
+    const epoch = await this.#core.versions.clear();
+    // This process' near tier goes now; others' when Redis invalidates the epoch.
+    const local = this.#core.local;
+    if (local !== undefined && local.size > 0) {
+      const count = local.size;
+      local.clear();
+      this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
+    }
+    this.#core.rec.emit({ type: "clear", epoch });
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // New gets are refused from here on. Gets already running finish
+      // New calls are refused from here on. Calls already running finish
       // first: one still reading starts no load or refresh now, and the
       // loads and refreshes started before are tracked, so the drain that
       // follows sees every one of them; what runs finishes and publishes.
       if (this.#active > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
-      await this.#background.drain();
-      await Promise.all([...this.#strategies.map((s) => s.close?.()), this.#wakeups.close()]);
+      await this.#core.background.drain();
+      await Promise.all([...this.#core.strategies.map((s) => s.close?.()), this.#core.close()]);
     })();
     return this.#closing;
   }
+
+  // Counted from its entry, not from its fill: close() must also wait for a
+  // call still reading, or it would load or refresh after close() resolved.
+  async #run<R>(body: () => Promise<R>): Promise<R> {
+    if (this.#closing !== undefined) throw closedError();
+    this.#active++;
+    try {
+      return await body();
+    } finally {
+      if (--this.#active === 0) this.#idle?.();
+    }
+  }
+
+  #callOptions(where: string, o: { timeoutMs?: number; ttlMs?: number; tags?: readonly string[] }) {
+    const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt(where, "timeoutMs", o.timeoutMs);
+    let ttlMs = this.#core.ttlMs;
+    if (o.ttlMs !== undefined) {
+      ttlMs = positiveInt(where, "ttlMs", o.ttlMs);
+      for (const s of this.#core.strategies) s.checkTtl?.(ttlMs);
+    }
+    const tags = o.tags === undefined ? NO_TAGS : checkTags(where, "tags", o.tags);
+    return { timeoutMs, ttlMs, tags };
+  }
 }
 
-// A deadline of ours, or the DOMException of AbortSignal.timeout(): the
-// caller ran out of time rather than cancelling.
-function isDeadline(reason: unknown): boolean {
-  return isTimeoutError(reason) || (reason instanceof Error && reason.name === "TimeoutError");
+/** Throws unless `tags` is an array of non-empty strings; returns them without duplicates. */
+function checkTags(where: string, name: string, tags: unknown): readonly string[] {
+  if (!Array.isArray(tags)) throw new TypeError(`Cannot ${where}: '${name}' must be an array of strings, got ${typeof tags}`);
+  for (let i = 0; i < tags.length; i++) {
+    if (typeof tags[i] !== "string" || tags[i].length === 0) {
+      throw new TypeError(`Cannot ${where}: '${name}[${i}]' must be a non-empty string, got ${JSON.stringify(tags[i])}`);
+    }
+  }
+  return tags.length <= 1 ? tags : [...new Set(tags as string[])];
 }

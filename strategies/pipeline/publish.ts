@@ -1,17 +1,21 @@
 /**
- * The innermost fill step: call the origin, let the write strategies shape
- * what is stored, encode it into an envelope and publish it. A request that
- * carries a guard (the lease's) publishes through the guarded script; a
- * rejection (the lease expired or was invalidated) returns the value stored
- * now, or the loaded one if nothing is.
+ * The innermost fill step and the write phase: stamp the epoch and tag
+ * versions a load starts under, call the origin (through the strategies'
+ * `load` hooks), let the write strategies shape what is stored, encode it
+ * into an envelope and publish it. A request that carries a guard (the
+ * lease's) publishes only while the guard holds; a rejection (the lease
+ * expired or was invalidated) returns the value stored now, or the loaded
+ * one if nothing is. `set()` writes through the same steps.
  *
  * @module
  */
+import { isRedisReplyError } from "../../resp/errors.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
-import type { CacheEvent, Entry, FillRequest, Keys, Loader, Outcome, Strategy, WritePlan } from "../types.ts";
+import type { CacheEvent, Entry, FillRequest, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
-import { publishGuarded } from "./scripts.ts";
+import { publish, type PublishMode } from "./scripts.ts";
+import { type Stamp, token, type Versions } from "./versions.ts";
 
 /** What the publisher needs of its cache. */
 export interface PublisherContext {
@@ -22,75 +26,225 @@ export interface PublisherContext {
   readonly writers: readonly Strategy[];
   readonly channel: string;
   readonly commandTimeoutMs: number;
+  readonly maxValueBytes: number;
+  /** Serve the origin's value uncached when Redis refuses writes (OOM, READONLY). */
+  readonly failOpen: boolean;
+  readonly versions: Versions;
   readonly now: () => number;
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
 }
 
+/** A shaped value ready to store. */
+interface Stored {
+  readonly envelope: string | Uint8Array;
+  readonly px: number;
+}
+
+// Sizes a publication's deadline and the lease extension before it: the
+// value must cross the network before the script runs. 10 MB/s is slow on
+// purpose (a loaded 1 Gbit/s link shared with others).
+const BYTES_PER_MS = 10_000;
+const LARGE = 1 << 20;
+
 /** Loads and publishes the values of one cache. */
 export class Publisher {
   readonly #c: PublisherContext;
+  #lateReported = false;
 
   constructor(context: PublisherContext) {
     this.#c = context;
   }
 
-  /** Call the origin for `req`, then publish what it returned. */
-  async load(req: FillRequest, loader: Loader<unknown>): Promise<Outcome> {
+  /**
+   * The innermost fill step of a `get`: the origin called through `load`
+   * (the strategies' load hooks around `loader`), then the publication.
+   */
+  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
+    // Before the origin is called: a clear() or invalidateTags() landing
+    // while it runs must leave this load's value a miss.
+    const stamp = await c.versions.stamp(req.tags);
     c.emit({ type: "load-start", key, background: req.background });
     const started = c.now();
     let value: unknown;
-    let stored: { envelope: string | Uint8Array; px: number } | undefined;
     try {
-      value = await loader({ signal: req.signal, identity: req.identity });
-      const loadMs = Math.max(0, Math.ceil(c.now() - started));
-      stored = this.#shape(key, value, req.ttlMs, loadMs);
+      value = (await runOrigin(load, { keys: [key], signal: req.signal, background: req.background }, origin))[0];
+    } catch (error) {
+      c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
+      throw error;
+    }
+    const loadMs = Math.max(0, Math.ceil(c.now() - started));
+    return await this.publish(req, value, loadMs, stamp, started);
+  }
+
+  /**
+   * Shape, encode and store `value` loaded for `req` (also the last step of
+   * a `getMany` batch). `started` is when its load began, for `load-end`.
+   */
+  async publish(req: FillRequest, value: unknown, loadMs: number, stamp: Stamp, started: number): Promise<Outcome> {
+    const c = this.#c;
+    const key = req.keys.data;
+    let stored: Stored | undefined;
+    try {
+      stored = this.#shape(key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp });
     } catch (error) {
       c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
       throw error;
     }
     c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
     if (stored === undefined) return { from: "origin", value, published: false };
-    const options = { timeoutMs: c.commandTimeoutMs };
-    if (req.guard === undefined) {
-      await c.redis.send(["SET", key, stored.envelope, "PX", stored.px], options);
-      return { from: "origin", value, published: true };
+    const guard = req.guard;
+    const timeoutMs = this.#deadline(stored);
+    if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
+      // A large value: keep the lease until it has crossed the network, or
+      // its publication is rejected as late however fast the origin was.
+      await guard.extend(timeoutMs).catch(() => false);
     }
-    const publication = { key, guard: req.guard, envelope: stored.envelope, px: stored.px, channel: c.channel };
-    if (await publishGuarded(c.redis, publication, options)) return { from: "origin", value, published: true };
-    c.emit({ type: "late-publish", key });
+    const mode: PublishMode = guard === undefined ? "plain" : "guarded";
+    let accepted: boolean;
+    try {
+      accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
+    } catch (error) {
+      if (!this.#degrade(key, error)) throw error;
+      return { from: "origin", value, published: false };
+    }
+    if (accepted) return { from: "origin", value, published: true };
+    const reason = "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
+    c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
+    this.#lateReported = true;
     const entry = await c.reread(req.keys);
     return entry === undefined
       ? { from: "origin", value, published: false }
       : { from: "cache", value: entry.value, published: false };
   }
 
+  /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
+  async set(keys: Keys, value: unknown, options: { ttlMs: number; tags: readonly string[] }): Promise<void> {
+    const stamp = await this.#c.versions.stamp(options.tags);
+    const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp })!;
+    await this.#write(keys, stored, "force", undefined, this.#deadline(stored));
+  }
+
+  /** Whether `error` is Redis refusing writes and the cache fails open: counted, and the caller gets its value uncached. */
+  #degrade(key: string, error: unknown): boolean {
+    if (!this.#c.failOpen || !isWriteRefusal(error)) return false;
+    this.#c.emit({ type: "degraded", key, error });
+    return true;
+  }
+
+  #deadline(stored: Stored): number {
+    const bytes = stored.envelope.length;
+    return bytes < LARGE ? this.#c.commandTimeoutMs : this.#c.commandTimeoutMs + Math.ceil(bytes / BYTES_PER_MS);
+  }
+
+  #write(keys: Keys, stored: Stored, mode: PublishMode, guardToken: string | undefined, timeoutMs: number) {
+    const c = this.#c;
+    const publication = {
+      key: keys.data,
+      lease: keys.lease,
+      mode,
+      envelope: stored.envelope,
+      px: stored.px,
+      channel: c.channel,
+      ...(guardToken === undefined ? {} : { token: guardToken }),
+    };
+    return publish(c.redis, publication, { timeoutMs });
+  }
+
   // The write phase: windows from the write strategies, then the envelope.
   // Undefined when nothing is to be stored (a not-found with negativeTtlMs 0).
-  #shape(key: string, value: unknown, ttlMs: number, loadMs: number) {
+  #shape(
+    key: string,
+    value: unknown,
+    o: { ttlMs: number; tags: readonly string[]; loadMs: number; stamp: Stamp },
+  ): Stored | undefined {
     const c = this.#c;
     const negative = value === undefined;
     if (negative && c.negativeTtlMs === 0) return undefined;
-    const plan: WritePlan = { negative, freshMs: negative ? c.negativeTtlMs : ttlMs, staleMs: 0, ifErrorMs: 0, loadMs };
-    if (!negative) { for (const s of c.writers) s.write!(plan); }
+    const plan: WritePlan = {
+      negative,
+      freshMs: negative ? c.negativeTtlMs : o.ttlMs,
+      staleMs: 0,
+      ifErrorMs: 0,
+      loadMs: o.loadMs,
+    };
+    if (!negative) for (const s of c.writers) s.write!(plan);
     const px = plan.freshMs + plan.staleMs + plan.ifErrorMs;
     if (!Number.isInteger(px) || px <= 0 || plan.freshMs <= 0) {
-      throw new RangeError(
-        `Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`,
-      );
+      throw new RangeError(`Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`);
     }
     let payload: string | Uint8Array;
     try {
       payload = negative ? "" : c.codec.encode(value);
-      return { envelope: encodeEnvelope(plan, payload), px };
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new TypeError(`Cannot cache ${key}: the ${c.codec.name} codec cannot encode the loaded value (${reason})`, {
         cause: error,
       });
     }
+    if (payload.length > c.maxValueBytes) {
+      throw new RangeError(
+        `Cannot cache ${key}: the encoded value is ${payload.length} bytes, over maxValueBytes (${c.maxValueBytes})`,
+      );
+    }
+    const fields = {
+      negative,
+      freshMs: plan.freshMs,
+      staleMs: plan.staleMs,
+      ifErrorMs: plan.ifErrorMs,
+      loadMs: plan.loadMs,
+      id: token(),
+      epoch: o.stamp.epoch,
+      tags: negative ? [] : o.tags,
+      tagVersions: negative ? [] : o.stamp.tagVersions,
+    };
+    return { envelope: encodeEnvelope(fields, payload), px };
   }
+}
+
+/** Whether Redis refused a write for lack of memory or because it is a replica. */
+export function isWriteRefusal(error: unknown): boolean {
+  return isRedisReplyError(error) && (error.code === "OOM" || error.code === "READONLY");
+}
+
+const ORIGIN = Symbol("herdless.origin");
+type Carrier = Parameters<Load>[0] & { readonly [ORIGIN]: () => Promise<readonly unknown[]> };
+
+/** Call the origin `call` through `load` (the composed load hooks). */
+export function runOrigin(
+  load: Load,
+  req: Parameters<Load>[0],
+  call: () => Promise<unknown> | unknown,
+): Promise<readonly unknown[]> {
+  const carrier: Carrier = { ...req, [ORIGIN]: async () => [await call()] };
+  return load(carrier);
+}
+
+/** Run a batch origin call (already returning aligned values) through `load`. */
+export function runBatchOrigin(
+  load: Load,
+  req: Parameters<Load>[0],
+  call: () => Promise<readonly unknown[]>,
+): Promise<readonly unknown[]> {
+  const carrier: Carrier = { ...req, [ORIGIN]: call };
+  return load(carrier);
+}
+
+/** Compose the strategies' `load` hooks around the origin call a request carries. */
+export function composeLoad(strategies: readonly Strategy[]): Load {
+  let chain: Load = (req) => {
+    const call = (req as Carrier)[ORIGIN];
+    if (call === undefined) {
+      return Promise.reject(new TypeError("Cannot load: a load strategy must pass the request on as a copy ({ ...req })"));
+    }
+    return call();
+  };
+  for (let i = strategies.length - 1; i >= 0; i--) {
+    const s = strategies[i]!;
+    if (typeof s.load === "function") chain = s.load(chain);
+  }
+  return chain;
 }

@@ -1,8 +1,10 @@
 /**
- * The read phase: the data key fetched in one round trip (GET and PTTL,
- * after an optional extra command such as the lease's `SET NX`) and decoded
- * into an {@linkcode Entry}. Freshness comes from the server's PTTL alone,
- * never from a local clock.
+ * The read phase: the entry of a key, from the near tier when it holds a
+ * current one (no I/O), else from Redis with one command (`GET`; plus the
+ * epoch's `GET` in the same round trip when the versions are not tracked),
+ * decoded once and judged against this client's estimate of the server's
+ * clock. A value written under an older epoch or tag version is a miss. A
+ * remote read that no invalidation overtook is offered to the near tier.
  *
  * @module
  */
@@ -10,18 +12,36 @@ import { NEVER } from "../../resp/_abort.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
-import type { CacheEvent, Entry, Keys, ReadResult } from "../types.ts";
+import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
+import type { ServerClock } from "./clock.ts";
 import { decodeEnvelope } from "./envelope.ts";
+import type { Tracker } from "./tracking.ts";
+import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
 export interface ReaderContext {
   readonly redis: RedisLike;
   readonly codec: ResolvedCodec;
   readonly commandTimeoutMs: number;
+  readonly clock: ServerClock;
+  readonly tracker: Tracker;
+  readonly versions: Versions;
+  /** The near tier, if the pipeline has one. */
+  readonly local: LocalTier | undefined;
+  /** The local monotonic clock (the cache's `now`). */
+  readonly now: () => number;
   emit(event: CacheEvent): void;
 }
 
-/** Reads and decodes the entries of one cache. */
+/** A read's result, and whether it came from the near tier. */
+export interface Read extends ReadResult {
+  readonly near: boolean;
+}
+
+const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
+const decoder = new TextDecoder();
+
+/** Reads, decodes and judges the entries of one cache. */
 export class Reader {
   readonly #c: ReaderContext;
 
@@ -30,34 +50,102 @@ export class Reader {
   }
 
   /**
-   * GET and PTTL of the data key, issued in the same tick so they leave in
-   * one write (one round trip), after `extra` when given.
+   * The entry of `keys`: from the near tier when it holds a current one,
+   * else from Redis in one round trip, after `extra` when given (an `extra`
+   * always goes to Redis: the lease's `SET NX` must see the server).
    */
-  async read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult> {
+  read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
+    if (extra === undefined && this.#c.local !== undefined) {
+      const near = this.#near(keys.data);
+      if (near !== undefined) return Promise.resolve(near);
+    }
+    return this.#remote(keys, signal, extra);
+  }
+
+  /** What `key`'s stored entry looks like now, or `undefined` once its physical lifetime is over. */
+  judge(key: string, stored: StoredEntry): Entry | undefined {
+    const serverNow = this.#c.clock.at(key);
+    if (serverNow === undefined) return undefined;
+    const age = serverNow - stored.publishedAt;
+    const pttl = stored.freshMs + stored.staleMs + stored.ifErrorMs - age;
+    if (pttl <= 0) return undefined;
+    return {
+      value: stored.value,
+      negative: stored.negative,
+      pttl,
+      freshMs: stored.freshMs - age,
+      staleMs: stored.staleMs,
+      ifErrorMs: stored.ifErrorMs,
+      loadMs: stored.loadMs,
+      id: stored.id,
+      tags: stored.tags,
+    };
+  }
+
+  #near(key: string): Read | undefined {
+    const local = this.#c.local!;
+    const stored = local.get(key);
+    if (stored === undefined) return undefined;
+    const current = this.#c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
+    // Unknown tokens (a clear() just invalidated the epoch): read remotely,
+    // which reads them too.
+    if (current === undefined) return undefined;
+    const entry = current ? this.judge(key, stored) : undefined;
+    if (entry === undefined) {
+      local.delete(key);
+      return undefined;
+    }
+    return { extra: undefined, entry, near: true };
+  }
+
+  async #remote(keys: Keys, signal: AbortSignal | undefined, extra: readonly Arg[] | undefined): Promise<Read> {
     const c = this.#c;
+    const key = keys.data;
+    // Once per server: the first read waits for its clock's first measurement.
+    if (c.clock.at(key) === undefined) await c.clock.sync(key);
     const options = { timeoutMs: c.commandTimeoutMs, signal: signal === NEVER ? undefined : signal };
+    const marker = c.local === undefined ? undefined : c.tracker.begin(key);
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
     // Bytes only for a binary codec: text codecs take the client's string,
     // decoded once in the client, and the envelope header is read from it.
-    const getOptions = c.codec.binary ? { ...options, buffers: true } : options;
-    const value = c.redis.send(["GET", keys.data], getOptions);
-    const pttl = c.redis.send(["PTTL", keys.data], options);
+    const value = c.redis.send(["GET", key], c.codec.binary ? { ...options, buffers: true } : options);
+    // Without tracking the epoch is not known between reads: it rides along.
+    const epoch = c.tracker.active ? undefined : c.redis.send(["GET", c.versions.epochKey], options);
+    let x: Reply | undefined;
+    let raw: Reply;
+    let epochNow: Reply | undefined;
     try {
-      const [x, raw, ttl] = await Promise.all([first, value, pttl]);
-      return { extra: x, entry: this.#decode(keys.data, raw, ttl) };
+      [x, raw, epochNow] = await Promise.all([first, value, epoch]);
     } catch (error) {
+      c.tracker.end(marker);
       // A key of another type (another writer's list or hash) is a foreign
       // value like any other: a miss, which the next fill's SET overwrites.
       // Handled here rather than by a .catch() on every GET: hits pay nothing.
       if (!isRedisReplyError(error) || error.code !== "WRONGTYPE") throw error;
-      c.emit({ type: "decode-error", key: keys.data, error });
-      return { extra: await first, entry: undefined };
+      c.emit({ type: "decode-error", key, error });
+      return { extra: await first, entry: undefined, near: false };
     }
+    const stored = raw === null ? undefined : this.#decode(key, raw);
+    if (stored === undefined) {
+      c.tracker.end(marker);
+      return x === undefined ? MISS : { extra: x, entry: undefined, near: false };
+    }
+    let current: boolean;
+    if (epochNow !== undefined) {
+      current = epochNow !== null &&
+        await c.versions.current(stored.epoch, text(epochNow), stored.tags, stored.tagVersions);
+    } else {
+      const known = c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
+      current = known ?? await c.versions.current(stored.epoch, await c.versions.epoch(), stored.tags, stored.tagVersions);
+    }
+    const entry = current ? this.judge(key, stored) : undefined;
+    if (c.tracker.end(marker) && entry !== undefined) {
+      c.local!.set(key, stored, c.now() + entry.pttl);
+    }
+    return { extra: x, entry, near: false };
   }
 
-  #decode(key: string, raw: Reply, pttl: Reply): Entry | undefined {
-    // -2: the key vanished between GET and PTTL (expired or deleted): a miss.
-    if (raw === null || raw === undefined || pttl === -2) return undefined;
+  #decode(key: string, raw: Reply): StoredEntry | undefined {
     try {
       if (typeof raw !== "string" && !(raw instanceof Uint8Array)) {
         throw new Error(`expected a string value, got ${Array.isArray(raw) ? "an array" : typeof raw}`);
@@ -67,16 +155,19 @@ export class Reader {
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
       const envelope = decodeEnvelope(own);
-      const value = envelope.negative ? undefined : this.#c.codec.decode(envelope.payload);
-      const physical = typeof pttl === "number" && pttl >= 0 ? pttl : Infinity;
       return {
-        value,
+        value: envelope.negative ? undefined : this.#c.codec.decode(envelope.payload),
         negative: envelope.negative,
-        pttl: physical,
-        freshMs: physical - envelope.staleMs - envelope.ifErrorMs,
+        publishedAt: envelope.publishedAt,
+        freshMs: envelope.freshMs,
         staleMs: envelope.staleMs,
         ifErrorMs: envelope.ifErrorMs,
         loadMs: envelope.loadMs,
+        id: envelope.id,
+        epoch: envelope.epoch,
+        tags: envelope.tags,
+        tagVersions: envelope.tagVersions,
+        size: own.length,
       };
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
@@ -87,14 +178,16 @@ export class Reader {
   }
 }
 
+function text(reply: Reply): string {
+  return reply instanceof Uint8Array ? decoder.decode(reply) : String(reply);
+}
+
 /**
- * Whether a re-read entry may stand in for a load: fresh, and newer than the
- * entry the read phase saw.
+ * Whether a re-read entry may stand in for a load: fresh, and another
+ * publication than the entry the read phase saw (an early refresh must not
+ * take the very entry it is refreshing for a fresh one).
  */
 export function accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry {
   if (entry === undefined || entry.freshMs <= 0) return false;
-  // A key's PTTL only falls while it holds one value: a larger one means a
-  // new publication since `seen` (an early refresh must not take the very
-  // entry it is refreshing for a fresh one).
-  return seen === undefined || seen.freshMs <= 0 || entry.pttl > seen.pttl;
+  return seen === undefined || seen.freshMs <= 0 || entry.id !== seen.id;
 }

@@ -6,7 +6,7 @@
  */
 import { clearTimeout, setTimeout } from "node:timers";
 import { NEVER, onAbort } from "../../resp/_abort.ts";
-import { TimeoutError } from "../../resp/errors.ts";
+import { isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 
 /** The signal of one call, aborted by the caller's signal or by its timeout. */
 export class CallScope {
@@ -39,4 +39,13 @@ export class CallScope {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#stop?.();
   }
+}
+
+/**
+ * A deadline of ours, or the DOMException of `AbortSignal.timeout()`: the
+ * caller ran out of time rather than cancelling (it still prefers a stale
+ * value to nothing).
+ */
+export function isDeadline(reason: unknown): boolean {
+  return isTimeoutError(reason) || (reason instanceof Error && reason.name === "TimeoutError");
 }

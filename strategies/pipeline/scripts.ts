@@ -1,44 +1,57 @@
 /**
- * The guarded publication: a Lua script that stores the envelope only while
- * the guard key (the lease) still holds the caller's token, drops the guard
- * and announces the data key, in one atomic step. A check followed by a
- * separate write would let an owner whose lease expired in between overwrite
- * a newer owner's value. It runs through `Script`, so EVALSHA after the first
- * use and EVAL on NOSCRIPT.
+ * The publication: one Lua script that stores the envelope, stamps it with
+ * the server's own `TIME` (the 13-digit `publishedAt` placeholder, written
+ * in place with SETRANGE so a large value is not copied again), drops the
+ * lease when asked and announces the data key, in one atomic step.
+ *
+ * - `guarded`: only while the guard key (the lease) still holds the caller's
+ *   token, dropping it: a check then a separate write would let an owner
+ *   whose lease expired in between overwrite a newer owner's value.
+ * - `plain`: unconditionally (no lease in the pipeline).
+ * - `force`: unconditionally, dropping whatever lease is held (`set()`), so
+ *   a load that is running cannot publish over the value afterwards.
+ *
+ * It runs through `Script`: EVALSHA after the first use, EVAL on NOSCRIPT.
  *
  * @module
  */
 import { Script } from "../../resp/script.ts";
 import type { Arg, RedisLike, SendOptions } from "../../resp/types.ts";
-import type { PublishGuard } from "../types.ts";
+import { PUBLISHED_AT_OFFSET } from "./envelope.ts";
 
-const PUBLISH_GUARDED = new Script(`
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+const PUBLISH = new Script(`
+if ARGV[5] == 'g' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-redis.call('DEL', KEYS[2])
-redis.call('PUBLISH', ARGV[4], KEYS[1])
+local t = redis.call('TIME')
+redis.call('SETRANGE', KEYS[1], ${PUBLISHED_AT_OFFSET}, string.format('%013.0f', t[1] * 1000 + math.floor(t[2] / 1000)))
+if ARGV[5] ~= 'p' then redis.call('DEL', KEYS[2]) end
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], KEYS[1]) end
 return 1
 `);
 
-/** What one guarded publication writes. */
-export interface GuardedPublication {
+/** How a publication treats the lease key. */
+export type PublishMode = "guarded" | "plain" | "force";
+
+const MODE: Record<PublishMode, string> = { guarded: "g", plain: "p", force: "f" };
+
+/** What one publication writes. */
+export interface Publication {
   /** The data key. */
   readonly key: string;
-  readonly guard: PublishGuard;
+  /** The lease key (same hash tag). */
+  readonly lease: string;
+  readonly mode: PublishMode;
+  /** The caller's lease token (`guarded` only). */
+  readonly token?: string;
   readonly envelope: Arg;
   /** The physical TTL, in ms. */
   readonly px: number;
-  /** The channel the data key is announced on. */
+  /** The channel the data key is announced on ("" for none). */
   readonly channel: string;
 }
 
-/** Publish `p.envelope` if `p.guard` still holds. Resolves `true` when stored, `false` when the guard was lost. */
-export async function publishGuarded(redis: RedisLike, p: GuardedPublication, options?: SendOptions): Promise<boolean> {
-  const reply = await PUBLISH_GUARDED.run(
-    redis,
-    [p.key, p.guard.key],
-    [p.guard.token, p.envelope, p.px, p.channel],
-    options,
-  );
-  return reply === 1;
+/** Publish `p`. Resolves `true` when stored, `false` when a guarded publication lost its lease. */
+export async function publish(redis: RedisLike, p: Publication, options?: SendOptions): Promise<boolean> {
+  const args = [p.token ?? "", p.envelope, p.px, p.channel, MODE[p.mode]];
+  return (await PUBLISH.run(redis, [p.key, p.lease], args, options)) === 1;
 }

@@ -1,12 +1,16 @@
 /**
  * Counters and the `onEvent` hook. Every counter moves only through an event,
- * so what a metrics hook sees and what `stats()` reports always agree.
+ * so what a metrics hook sees and what `stats()` reports always agree. An
+ * event object is built only when someone listens: a hit with no hook costs
+ * one increment.
  *
  * @module
  */
 import type { CacheEvent, CacheStats } from "../types.ts";
 
-const COUNTER: Partial<Record<CacheEvent["type"], keyof CacheStats>> = {
+type Counter = Exclude<keyof CacheStats, "nearEntries">;
+
+const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "hit": "hits",
   "miss": "misses",
   "stale": "stale",
@@ -21,6 +25,10 @@ const COUNTER: Partial<Record<CacheEvent["type"], keyof CacheStats>> = {
   "timeout": "timeouts",
   "decode-error": "decodeErrors",
   "refresh-error": "refreshErrors",
+  "near-hit": "nearHits",
+  "peek": "peeks",
+  "set": "sets",
+  "degraded": "degraded",
 };
 
 /** A fresh set of counters, all zero. */
@@ -42,8 +50,17 @@ export function emptyStats(): CacheStats {
     refreshesDropped: 0,
     refreshErrors: 0,
     eventErrors: 0,
+    nearHits: 0,
+    nearEntries: 0,
+    nearInvalidations: 0,
+    peeks: 0,
+    sets: 0,
+    degraded: 0,
   };
 }
+
+/** Events with only a type and a key: the hot ones, recorded without building an object when nobody listens. */
+export type KeyEvent = "hit" | "miss" | "stale" | "near-hit" | "peek" | "set" | "coalesced" | "wait";
 
 /** Counts events and forwards them to the user's hook. */
 export class Recorder {
@@ -54,14 +71,32 @@ export class Recorder {
     this.#onEvent = onEvent;
   }
 
+  /** True when someone listens to events (build them only then). */
+  get listening(): boolean {
+    return this.#onEvent !== undefined;
+  }
+
+  /** Count a key event; the object goes to `onEvent` only if there is one. */
+  mark(type: KeyEvent, key: string): void {
+    this.#stats[COUNTER[type]!]++;
+    if (this.#onEvent !== undefined) this.#deliver({ type, key } as CacheEvent);
+  }
+
   /** Count `event` and pass it to `onEvent`; a throwing hook never breaks a `get`. */
   emit(event: CacheEvent): void {
-    const counter = event.type === "load-end" ? ("error" in event ? "loadErrors" : undefined) : COUNTER[event.type];
+    const counter = event.type === "load-end"
+      ? ("error" in event ? "loadErrors" : undefined)
+      : event.type === "near-invalidation"
+      ? undefined
+      : COUNTER[event.type];
     if (counter !== undefined) this.#stats[counter]++;
-    const hook = this.#onEvent;
-    if (hook === undefined) return;
+    if (event.type === "near-invalidation") this.#stats.nearInvalidations += event.count;
+    if (this.#onEvent !== undefined) this.#deliver(event);
+  }
+
+  #deliver(event: CacheEvent): void {
     try {
-      const result = hook(event);
+      const result = this.#onEvent!(event);
       // An async hook's rejection would otherwise surface as an unhandled rejection.
       if (result instanceof Promise) result.catch(() => this.#stats.eventErrors++);
     } catch {
@@ -70,8 +105,8 @@ export class Recorder {
     }
   }
 
-  /** A copy of the counters. */
-  snapshot(): CacheStats {
-    return { ...this.#stats };
+  /** A copy of the counters, with `nearEntries` as given. */
+  snapshot(nearEntries: number): CacheStats {
+    return { ...this.#stats, nearEntries };
   }
 }

@@ -5,7 +5,11 @@
  */
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import type { CacheEvent } from "../../strategies/types.ts";
+import type { RedisLike } from "../../resp/types.ts";
+import { encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
+import { publish } from "../../strategies/pipeline/scripts.ts";
+import { token } from "../../strategies/pipeline/versions.ts";
+import type { CacheEvent, Identity, Keys } from "../../strategies/types.ts";
 import { deferred } from "../support/assert.ts";
 
 // One copy of these for every suite.
@@ -133,4 +137,50 @@ export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
 /** Let pending I/O and timers of the current moment run. */
 export function tick(): Promise<void> {
   return new Promise((r) => setImmediate(r));
+}
+
+/** What {@linkcode plant} stores. */
+export interface Planted {
+  /** The payload as the json codec stores it (already encoded), e.g. `'"current"'`. */
+  payload?: string;
+  freshMs: number;
+  staleMs?: number;
+  ifErrorMs?: number;
+  loadMs?: number;
+  negative?: boolean;
+  tags?: readonly string[];
+}
+
+/**
+ * Store an entry for `identity` as a publication would: a version-2
+ * envelope under the namespace's current epoch (and tag versions), stamped
+ * by the server's TIME, with the physical TTL of its three windows.
+ */
+export async function plant(
+  redis: RedisLike,
+  cache: { keys(identity: Identity): Keys },
+  identity: Identity,
+  p: Planted,
+): Promise<void> {
+  const keys = cache.keys(identity);
+  const namespace = keys.data.slice(0, keys.data.indexOf(":{"));
+  const current = async (key: string) => {
+    await redis.send(["SET", key, token(), "NX"]);
+    return String(await redis.send(["GET", key]));
+  };
+  const tags = p.tags ?? [];
+  const fields = {
+    negative: p.negative ?? false,
+    freshMs: p.freshMs,
+    staleMs: p.staleMs ?? 0,
+    ifErrorMs: p.ifErrorMs ?? 0,
+    loadMs: p.loadMs ?? 0,
+    id: token(),
+    epoch: await current(`${namespace}:epoch`),
+    tags,
+    tagVersions: await Promise.all(tags.map((tag) => current(`${namespace}:tag:${tag}`))),
+  };
+  const envelope = encodeEnvelope(fields, p.negative ? "" : (p.payload ?? '"v"'));
+  const px = fields.freshMs + fields.staleMs + fields.ifErrorMs;
+  await publish(redis, { key: keys.data, lease: keys.lease, mode: "plain", envelope, px, channel: "" });
 }

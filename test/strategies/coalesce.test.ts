@@ -8,7 +8,7 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
+import { client, deferred, events, origin, plant, rejects, tick } from "./_helpers.ts";
 
 let server: RedisServer;
 let redis: RedisClient;
@@ -204,7 +204,7 @@ Coalesce("a caller who misses never joins a background refresh, which may end wi
   );
   const keys = cache.keys("k");
   // Fresh but close to expiry with a slow last load: xfetch refreshes early.
-  await redis.send(["SET", keys.data, `hl1;v;0;0;1000;"current"`, "PX", 2000]);
+  await plant(redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
   assert.is(await cache.get("k", () => "unused"), "current");
   // Another process takes over refreshing, and the value expires meanwhile.
   await redis.send(["SET", keys.lease, "another-process", "PX", 5000]);

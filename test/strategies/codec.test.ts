@@ -18,31 +18,65 @@ const ns = () => `codec${++n}`;
 
 const Envelope = suite("envelope");
 
-Envelope("the envelope round-trips windows and payload, as text and as bytes", () => {
-  const windows = { negative: false, staleMs: 5, ifErrorMs: 7, loadMs: 11 };
-  const text = encodeEnvelope(windows, `{"a":1}`);
-  assert.is(text, `hl1;v;5;7;11;{"a":1}`);
-  assert.equal(decodeEnvelope(text), { ...windows, payload: `{"a":1}` });
-  const bytes = encodeEnvelope(windows, new Uint8Array([0, 13, 10, 255]));
+const FIELDS = {
+  negative: false,
+  freshMs: 3,
+  staleMs: 5,
+  ifErrorMs: 7,
+  loadMs: 11,
+  id: "id-1",
+  epoch: "ep0ch",
+  tags: [] as string[],
+  tagVersions: [] as string[],
+};
+
+Envelope("the envelope round-trips windows, ids, tags and payload, as text and as bytes", () => {
+  const text = encodeEnvelope(FIELDS, `{"a":1}`);
+  assert.is(text, `hl2;v;0000000000000;3;5;7;11;id-1;ep0ch;;{"a":1}`);
+  assert.equal(decodeEnvelope(text), { ...FIELDS, publishedAt: 0, payload: `{"a":1}` });
+  const bytes = encodeEnvelope(FIELDS, new Uint8Array([0, 13, 10, 255]));
   assert.instance(bytes, Uint8Array);
   const back = decodeEnvelope(bytes);
   assert.equal([...(back.payload as Uint8Array)], [0, 13, 10, 255]);
-  assert.equal(decodeEnvelope("hl1;n;0;0;3;"), { negative: true, staleMs: 0, ifErrorMs: 0, loadMs: 3, payload: "" });
+  // Tag names are percent-encoded, so any string is a tag.
+  const tagged = { ...FIELDS, tags: ["user:1", "a,b=c;d", "é"], tagVersions: ["v1", "v2", "v3"] };
+  const withTags = encodeEnvelope(tagged, "x") as string;
+  assert.is(withTags, "hl2;v;0000000000000;3;5;7;11;id-1;ep0ch;user%3A1=v1,a%2Cb%3Dc%3Bd=v2,%C3%A9=v3;x");
+  assert.equal(decodeEnvelope(withTags), { ...tagged, publishedAt: 0, payload: "x" });
+  assert.equal(decodeEnvelope(new TextEncoder().encode(withTags)).tags, tagged.tags);
+  // The server's stamp replaces the placeholder in place.
+  const stamped = "hl2;n;1764547200123;0;0;0;3;id;e;;";
+  assert.equal(decodeEnvelope(stamped), {
+    negative: true,
+    publishedAt: 1764547200123,
+    freshMs: 0,
+    staleMs: 0,
+    ifErrorMs: 0,
+    loadMs: 3,
+    id: "id",
+    epoch: "e",
+    tags: [],
+    tagVersions: [],
+    payload: "",
+  });
 });
 
-Envelope("anything that is not a version-1 envelope is refused with a reason, as text and as bytes", () => {
+Envelope("anything that is not a version-2 envelope is refused with a reason, as text and as bytes", () => {
   const bad = [
     "",
     "garbage",
-    "hl0;v;0;0;0;x",
-    "hl1;x;0;0;0;",
-    "hl1;v;-1;0;0;",
-    "hl1;v;0;0;",
-    "hl1;v;1e3;0;0;",
-    "hl1;v;0;0;1234567890123456;x",
-    "hl1;v;0;;0;x",
-    "hl1;v0;0;0;x",
-    "hl1",
+    'hl1;v;0;0;0;"version 1"',
+    "hl2;x;0000000000000;0;0;0;0;i;e;;",
+    "hl2;v;000000000000;0;0;0;0;i;e;;",
+    "hl2;v;00000000000000;0;0;0;0;i;e;;",
+    "hl2;v;0000000000000;-1;0;0;0;i;e;;",
+    "hl2;v;0000000000000;0;0;0;i;e;;",
+    "hl2;v;0000000000000;1e3;0;0;0;i;e;;",
+    "hl2;v;0000000000000;0;0;0;1234567890123456;i;e;;x",
+    "hl2;v;0000000000000;0;0;0;0;;e;;x",
+    "hl2;v;0000000000000;0;0;0;0;i;e;notag;x",
+    "hl2;v;0000000000000;0;0;0;0;i;e",
+    "hl2",
   ];
   for (const raw of bad) {
     assert.throws(() => decodeEnvelope(raw), /not a herdless envelope/, raw);
@@ -57,19 +91,9 @@ Envelope("anything that is not a version-1 envelope is refused with a reason, as
     (e: Error) => e.message === `not a herdless envelope (starts with "\u00ff\\u0000h")`,
   );
   // 15 digits is the widest field, read exactly.
-  assert.equal(decodeEnvelope("hl1;v;999999999999999;0;7;x").staleMs, 999_999_999_999_999);
-  assert.equal(decodeEnvelope(new TextEncoder().encode("hl1;n;1;2;3;")), {
-    negative: true,
-    staleMs: 1,
-    ifErrorMs: 2,
-    loadMs: 3,
-    payload: new Uint8Array(),
-  });
-  assert.throws(() => decodeEnvelope("hl1;n;0;0;0;x"), /a not-found marker carries a payload/);
-  assert.throws(
-    () => encodeEnvelope({ negative: false, staleMs: 0, ifErrorMs: 0, loadMs: 0 }, 5 as never),
-    /must return a string or a Uint8Array, got number/,
-  );
+  assert.equal(decodeEnvelope("hl2;v;0000000000000;0;999999999999999;0;7;i;e;;x").staleMs, 999_999_999_999_999);
+  assert.throws(() => decodeEnvelope("hl2;n;0000000000000;0;0;0;0;i;e;;x"), /a not-found marker carries a payload/);
+  assert.throws(() => encodeEnvelope(FIELDS, 5 as never), /must return a string or a Uint8Array, got number/);
 });
 
 Envelope("built-in codecs refuse what they cannot represent", () => {
@@ -111,7 +135,7 @@ Codec("string stores text as is, multi-byte characters included", async () => {
   const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
   assert.is(await cache.get("s", () => "héllo ✓ 𝄞"), "héllo ✓ 𝄞");
   assert.is(await cache.get("s", () => "other"), "héllo ✓ 𝄞");
-  assert.match(String(await redis.send(["GET", cache.keys("s").data])), /^hl1;v;0;0;\d+;héllo ✓ 𝄞$/);
+  assert.match(String(await redis.send(["GET", cache.keys("s").data])), /^hl2;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};;héllo ✓ 𝄞$/);
   await cache.close();
 });
 
@@ -135,7 +159,7 @@ Codec("a hit asks Redis for bytes only when the codec is binary: text is decoded
   const asked: (boolean | undefined)[] = [];
   const spy = {
     send(args: readonly Arg[], options?: SendOptions) {
-      if (args[0] === "GET") asked.push(options?.buffers);
+      if (args[0] === "GET" && String(args[1]).endsWith(":data")) asked.push(options?.buffers);
       return redis.send(args, options);
     },
   };
@@ -222,7 +246,8 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   const cases: [string, string][] = [
     ["garbage", "not an envelope"],
     ["old", 'hl0;v;0;0;0;"old format"'],
-    ["badjson", "hl1;v;0;0;0;{not json"],
+    ["v1", 'hl1;v;0;0;0;"version 1"'],
+    ["badjson", "hl2;v;0000000000000;60000;0;0;0;id;e;;{not json"],
   ];
   for (const [id, raw] of cases) {
     const data = cache.keys(id).data;
@@ -230,12 +255,12 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
     const o = origin(() => `fresh ${id}`);
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
-    assert.ok(String(await redis.send(["GET", data])).startsWith("hl1;v;"), "overwritten by the fill");
+    assert.ok(String(await redis.send(["GET", data])).startsWith("hl2;v;"), "overwritten by the fill");
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
   }
   // Each corrupt value is seen by the first read and by the lease's re-read.
-  assert.is(cache.stats().decodeErrors, 6);
+  assert.is(cache.stats().decodeErrors, 8);
   const first = ev.seen.find((e) => e.type === "decode-error") as { key: string; error: Error };
   assert.is(first.key, cache.keys("garbage").data);
   assert.match(first.error.message, /not a herdless envelope/);
@@ -244,7 +269,7 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   await redis.send(["RPUSH", list.data, "x"]);
   assert.is(await cache.get("list", () => "v"), "v");
   assert.is(await cache.get("list", () => "w"), "v");
-  assert.is(cache.stats().decodeErrors, 8);
+  assert.is(cache.stats().decodeErrors, 10);
   await cache.close();
 });
 
@@ -268,7 +293,7 @@ Codec("a not-found is returned as undefined and cached only when negativeTtlMs >
   assert.is(found.calls, 1);
   assert.is(cached.stats().hits, 1);
   const data = cached.keys("missing").data;
-  assert.match(String(await redis.send(["GET", data])), /^hl1;n;0;0;\d+;$/);
+  assert.match(String(await redis.send(["GET", data])), /^hl2;n;\d{13};500;0;0;\d+;[\w-]{12};[\w-]{12};;$/);
   // Exactly negativeTtlMs: no stale window and no jitter for a marker.
   const pttl = Number(await redis.send(["PTTL", data]));
   assert.ok(pttl > 0 && pttl <= 500, `pttl ${pttl}`);

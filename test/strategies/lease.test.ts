@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
-import { publishGuarded } from "../../strategies/pipeline/scripts.ts";
+import { publish } from "../../strategies/pipeline/scripts.ts";
 import { releaseLease, renewLease } from "../../strategies/_lease_scripts.ts";
 import type { Strategy } from "../../strategies/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
@@ -332,14 +332,18 @@ Lease("an owner that crashed holding the lease delays waiters only until the lea
   await cache.close();
 });
 
+const ENVELOPE = "hl2;v;0000000000000;5000;0;0;0;id;epoch;;1";
+
 Lease("a wrong token can neither publish, renew nor release", async () => {
   const keys = { data: "scripts:{t}:data", lease: "scripts:{t}:lease" };
   await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
   assert.is(
-    await publishGuarded(redis, {
+    await publish(redis, {
       key: keys.data,
-      guard: { key: keys.lease, token: "wrong" },
-      envelope: "hl1;v;0;0;0;1",
+      lease: keys.lease,
+      mode: "guarded",
+      token: "wrong",
+      envelope: ENVELOPE,
       px: 5000,
       channel: "ch",
     }),
@@ -354,16 +358,19 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
   assert.is(await renewLease(redis, { keys, token: "right", leaseMs: 60_000 }), true);
   assert.ok(Number(await redis.send(["PTTL", keys.lease])) > 10_000);
   assert.is(
-    await publishGuarded(redis, {
+    await publish(redis, {
       key: keys.data,
-      guard: { key: keys.lease, token: "right" },
-      envelope: "hl1;v;0;0;0;1",
+      lease: keys.lease,
+      mode: "guarded",
+      token: "right",
+      envelope: ENVELOPE,
       px: 5000,
       channel: "ch",
     }),
     true,
   );
-  assert.is(await redis.send(["GET", keys.data]), "hl1;v;0;0;0;1");
+  const stored = String(await redis.send(["GET", keys.data]));
+  assert.ok(/^hl2;v;\d{13};/.test(stored) && !stored.startsWith("hl2;v;0000000000000"), "stamped with the server's TIME");
   assert.is(await redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
   await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
   assert.is(await releaseLease(redis, { keys, token: "right", channel: "ch" }), true);

@@ -11,7 +11,7 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects, tick } from "./_helpers.ts";
+import { client, deferred, events, origin, plant, rejects, tick } from "./_helpers.ts";
 
 let server: RedisServer;
 let redis: RedisClient;
@@ -241,7 +241,7 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
   const paused = pipeline({ redis, ttlMs: 1000, namespace: ns(), commandTimeoutMs: 100 }, coalesce(), lease());
   server.signal("SIGSTOP");
   try {
-    await rejects(() => paused.get("down", o.load), TimeoutError, /^Command (GET|PTTL) timed out after \d+ ms$/);
+    await rejects(() => paused.get("down", o.load), TimeoutError, /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/);
     await rejects(() => paused.get("down", o.load, { timeoutMs: 50 }), TimeoutError);
   } finally {
     server.signal("SIGCONT");
@@ -309,6 +309,7 @@ Pipeline("strategies/mod.ts exports exactly the public values", async () => {
     "jitter",
     "lease",
     "limit",
+    "near",
     "pipeline",
     "swr",
     "xfetch",
@@ -474,7 +475,8 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
   const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, swr({ staleMs: 60_000 }));
   const data = cache.keys("k").data;
   // Past its fresh window, well inside its stale one: served stale and refreshed.
-  await redis.send(["SET", data, `hl1;v;60000;0;0;"stale"`, "PX", 30_000]);
+  // (planted through the real client: the adapter holds its first GET.)
+  await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1, staleMs: 60_000 });
   const o = origin(() => "refreshed after close");
   const call = cache.get("k", o.load);
   await reading;

@@ -7,7 +7,8 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects } from "./_helpers.ts";
+import type { Cache } from "../../strategies/pipeline/cache.ts";
+import { client, deferred, events, origin, plant, rejects } from "./_helpers.ts";
 
 let server: RedisServer;
 let redis: RedisClient;
@@ -39,13 +40,13 @@ Xfetch("xfetch() rejects a beta that is not a positive finite number", async () 
 });
 
 /** Store an entry whose last load took `loadMs`, with `freshMs` left. */
-async function plant(data: string, loadMs: number, freshMs: number): Promise<void> {
-  await redis.send(["SET", data, `hl1;v;0;0;${loadMs};"current"`, "PX", freshMs]);
+function planted(cache: Cache<unknown>, identity: string, loadMs: number, freshMs: number): Promise<void> {
+  return plant(redis, cache, identity, { payload: '"current"', loadMs, freshMs });
 }
 
 Xfetch("random() = 0 never refreshes early, even with a slow load and little time left", async () => {
   const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0 }, xfetch(), lease());
-  await plant(cache.keys("k").data, 5000, 2000);
+  await planted(cache, "k", 5000, 2000);
   const o = origin(() => "next");
   assert.is(await cache.get("k", o.load), "current");
   await cache.close();
@@ -59,7 +60,7 @@ Xfetch(
     // u = 1 - 0.9 = 0.1: -1000 * ln(0.1) = 2303 ms >= 2000 ms left.
     const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), lease());
     const data = cache.keys("k").data;
-    await plant(data, 1000, 2000);
+    await planted(cache, "k", 1000, 2000);
     const hold = deferred();
     const o = origin(() => "next");
     o.hold = hold.promise;
@@ -73,7 +74,7 @@ Xfetch(
     assert.ok(Number(await redis.send(["PTTL", data])) > 59_000);
     // A smaller beta waits longer: 0.5 * 2303 ms < 2000 ms left.
     const calm = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch({ beta: 0.5 }), lease());
-    await plant(calm.keys("k").data, 1000, 2000);
+    await planted(calm, "k", 1000, 2000);
     assert.is(await calm.get("k", o.load), "current");
     await calm.close();
     assert.is(calm.stats().earlyRefreshes, 0);
@@ -95,7 +96,7 @@ Xfetch("an early refresh runs once across clients: the lease admits one refreshe
     coalesce(),
     lease(),
   );
-  await plant(a.keys("k").data, 1000, 2000);
+  await planted(a, "k", 1000, 2000);
   const hold = deferred();
   const o = origin(() => "next");
   o.hold = hold.promise;
@@ -121,8 +122,8 @@ Xfetch(
       swr({ staleMs: 0, maxRefreshes: 1 }),
       lease(),
     );
-    await plant(cache.keys("a").data, 1000, 2000);
-    await plant(cache.keys("b").data, 1000, 2000);
+    await planted(cache, "a", 1000, 2000);
+    await planted(cache, "b", 1000, 2000);
     const hold = deferred();
     const o = origin(() => "next");
     o.hold = hold.promise;

@@ -1,0 +1,247 @@
+/**
+ * `getMany`: one read round trip for every identity, then one origin call
+ * for every miss this process may load.
+ *
+ * Each missing identity still goes through the fill chain on its own, so
+ * `coalesce()` and `lease()` protect it exactly as they protect a `get`:
+ * what another caller or process is loading is waited for, not loaded again.
+ * Only the innermost step differs: instead of calling a loader, a request
+ * that every strategy let through joins the batch's current wave, and the
+ * wave calls `loadMany` once for all of them. A wave leaves when no request
+ * of the batch is still on its way (each has either arrived, settled, or
+ * said it is waiting on someone else's load through `req.waiting()`), so a
+ * batch never waits for another batch that waits for it. Requests that
+ * arrive later (a waiter that took over a failed owner's lease) leave in one
+ * more wave once nothing is on its way or waiting any more.
+ *
+ * @module
+ */
+import { NEVER, onAbort, race } from "../../resp/_abort.ts";
+import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
+import type { LoadMany } from "./cache.ts";
+import { request } from "./chain.ts";
+import { closedError, type Core } from "./core.ts";
+import { runBatchOrigin } from "./publish.ts";
+import { isDeadline } from "./scope.ts";
+
+/** One `getMany` call. */
+export interface BatchCall {
+  readonly identities: readonly Identity[];
+  readonly loadMany: LoadMany<unknown>;
+  readonly ttlMs: number;
+  readonly tags: readonly string[];
+  readonly signal: AbortSignal;
+  /** True once the cache is closing: a batch then loads nothing. */
+  readonly closing: () => boolean;
+}
+
+interface Item {
+  readonly identity: Identity;
+  readonly keys: Keys;
+}
+
+/** The values of `call.identities`, aligned. */
+export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
+  // Duplicates are read and loaded once.
+  const unique = new Map<string, Item>();
+  const slots = call.identities.map((identity) => {
+    const keys = core.keys(identity);
+    if (!unique.has(keys.data)) unique.set(keys.data, { identity, keys });
+    return keys.data;
+  });
+  const items = [...unique.values()];
+  const waiting = core.ready();
+  if (waiting !== undefined) await waiting;
+  // Issued in one tick: they leave in one write (one per node on a cluster).
+  const reads = await Promise.all(items.map((item) => core.reader.read(item.keys, call.signal)));
+  const values = new Map<string, unknown>();
+  const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
+  const stale: Item[] = [];
+  const early: Item[] = [];
+  items.forEach((item, i) => {
+    const { entry, near } = reads[i]!;
+    const verdict = core.verdict(entry);
+    const key = item.keys.data;
+    if (verdict.kind !== "miss" && entry !== undefined) {
+      if (near) core.rec.mark("near-hit", key);
+      core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      values.set(key, entry.value);
+      if (verdict.kind === "stale") stale.push(item);
+      else if (verdict.kind === "refresh") early.push(item);
+      return;
+    }
+    core.rec.mark("miss", key);
+    missing.push({ item, seen: entry, fallback: verdict.kind === "miss" ? verdict.fallback : undefined });
+  });
+  if (!call.closing()) {
+    refresh(core, call, stale, reads, items, false);
+    refresh(core, call, early, reads, items, true);
+  }
+  if (missing.length > 0) {
+    if (call.closing()) throw closedError();
+    if (call.signal.aborted) throw call.signal.reason;
+    const batch = new Batch(core, call, false);
+    const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
+    const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
+    settled.forEach((result, i) => {
+      const { item, fallback } = missing[i]!;
+      if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
+      else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
+        // Stale-if-error, per identity.
+        core.rec.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback.value);
+      } else throw result.reason;
+    });
+  }
+  return slots.map((key) => values.get(key));
+}
+
+// Stale and early-refresh entries are refreshed in the background, as one
+// more batch (each identity at most once per cache at a time).
+function refresh(core: Core, call: BatchCall, due: Item[], reads: { entry: Entry | undefined }[], items: Item[], early: boolean) {
+  if (due.length === 0) return;
+  const byKey = new Map(due.map((item) => [item.keys.data, item]));
+  core.background.refreshMany([...byKey.keys()], async (claimed) => {
+    const batch = new Batch(core, call, true);
+    const fills = claimed.map((key) => {
+      const item = byKey.get(key)!;
+      return batch.fill(item, reads[items.indexOf(item)]!.entry);
+    });
+    const results = await Promise.allSettled(fills);
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+  }, early);
+}
+
+type State = "running" | "arrived" | "waiting" | "loading" | "settled";
+
+interface Slot {
+  readonly item: Item;
+  state: State;
+  req: FillRequest | undefined;
+  resolve: ((outcome: Outcome) => void) | undefined;
+  reject: ((error: unknown) => void) | undefined;
+}
+
+/** The identities of one `getMany` going through the fill chain together. */
+class Batch {
+  readonly #core: Core;
+  readonly #call: BatchCall;
+  readonly #background: boolean;
+  readonly #slots: Slot[] = [];
+  #waves = 0;
+
+  constructor(core: Core, call: BatchCall, background: boolean) {
+    this.#core = core;
+    this.#call = call;
+    this.#background = background;
+  }
+
+  /** Send `item` through the fill chain; resolves its outcome. */
+  fill(item: Item, seen: Entry | undefined): Promise<Outcome> {
+    const core = this.#core;
+    const slot: Slot = { item, state: "running", req: undefined, resolve: undefined, reject: undefined };
+    this.#slots.push(slot);
+    const fields: FillRequest = {
+      keys: item.keys,
+      identity: item.identity,
+      ttlMs: this.#call.ttlMs,
+      tags: this.#call.tags,
+      signal: this.#background ? NEVER : this.#call.signal,
+      background: this.#background,
+      seen,
+      waiting: () => this.#move(slot, "waiting"),
+    };
+    const req = request(fields, (arrived) =>
+      new Promise<Outcome>((resolve, reject) => {
+        slot.req = arrived;
+        slot.resolve = resolve;
+        slot.reject = reject;
+        this.#move(slot, "arrived");
+      }));
+    // The fill outlives the caller: what it started publishes for others,
+    // tracked so close() waits for it.
+    const fill = core.background.track(core.chain(req));
+    const settle = () => this.#move(slot, "settled");
+    fill.then(settle, settle);
+    return fill;
+  }
+
+  #move(slot: Slot, state: State): void {
+    // A waiter woken to take over is on its way again; settled is final.
+    if (slot.state === "settled" || (slot.state === "loading" && state !== "settled")) return;
+    slot.state = state;
+    this.#maybeLoad();
+  }
+
+  #maybeLoad(): void {
+    let arrived = 0;
+    for (const slot of this.#slots) {
+      if (slot.state === "running") return;
+      // The first wave leaves without the identities others are loading; a
+      // later one (takeovers) waits for them, so takeovers leave together.
+      if (slot.state === "waiting" && this.#waves > 0) return;
+      if (slot.state === "arrived") arrived++;
+    }
+    if (arrived === 0) return;
+    const wave = this.#slots.filter((slot) => slot.state === "arrived");
+    for (const slot of wave) slot.state = "loading";
+    this.#waves++;
+    void this.#load(wave);
+  }
+
+  async #load(wave: Slot[]): Promise<void> {
+    const core = this.#core;
+    const reqs = wave.map((slot) => slot.req!);
+    const keys = reqs.map((req) => req.keys.data);
+    // loadMany's signal fires once no caller waits for any identity of the wave.
+    const controller = new AbortController();
+    let left = reqs.length;
+    const stops = reqs.map((req) =>
+      onAbort(req.signal, () => {
+        if (--left === 0) controller.abort(req.signal.reason);
+      })
+    );
+    for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
+    const started = core.now();
+    try {
+      if (this.#call.closing() && !this.#background) throw closedError();
+      // Before the origin is called, as for a get: a clear() or a tag
+      // invalidation landing meanwhile leaves this wave's values a miss.
+      const stamp = await core.versions.stamp(this.#call.tags);
+      for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
+      const identities = wave.map((slot) => slot.item.identity);
+      let values: readonly unknown[];
+      try {
+        values = await runBatchOrigin(
+          core.load,
+          { keys, signal: controller.signal, background: this.#background },
+          () => this.#call.loadMany(identities, { signal: controller.signal }),
+        );
+        if (!Array.isArray(values) || values.length !== wave.length) {
+          throw new TypeError(
+            `Cannot getMany: loadMany resolved ${
+              Array.isArray(values) ? `${values.length} values` : `a ${typeof values}`
+            } for ${wave.length} identities; nothing was cached`,
+          );
+        }
+      } catch (error) {
+        for (const key of keys) core.rec.emit({ type: "load-end", key, durationMs: core.now() - started, error });
+        throw error;
+      }
+      const loadMs = Math.max(0, Math.ceil(core.now() - started));
+      await Promise.all(wave.map(async (slot, i) => {
+        try {
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started));
+        } catch (error) {
+          slot.reject!(error);
+        }
+      }));
+    } catch (error) {
+      for (const slot of wave) slot.reject!(error);
+    } finally {
+      for (const stop of stops) stop();
+    }
+  }
+}
+

@@ -1,0 +1,126 @@
+/**
+ * This client's estimate of each Redis server's clock. Envelopes carry the
+ * publishing server's own `TIME`, and a reader judges them against an
+ * estimate of that same server's clock: the offset between the server's
+ * `TIME` and the local monotonic clock, measured over one round trip (error
+ * at most half of it) and re-measured in the background. The local wall
+ * clock is never read, so a client whose clock is an hour off behaves the
+ * same, and no two machines' clocks are ever compared (on a cluster each
+ * node has its own offset).
+ *
+ * @module
+ */
+import { Script } from "../../resp/script.ts";
+import type { RedisLike, Reply } from "../../resp/types.ts";
+
+// Keyed so a cluster client routes it to the node that serves the key.
+const TIME = new Script("return redis.call('TIME')");
+
+// How long an estimate is used before a background re-measure starts.
+const REMEASURE_MS = 30_000;
+// A re-measure over a slower round trip than this many times the best one
+// keeps the older, tighter estimate (until that one is too old to trust).
+const SLOWER = 2;
+const TRUST_MS = 300_000;
+const RETRY_MS = 1000;
+
+interface Estimate {
+  /** Server time minus local time, in ms. */
+  offset: number;
+  /** Round trip of the measurement, in ms: the estimate is within half of it. */
+  rttMs: number;
+  /** Local time of the measurement. */
+  at: number;
+  measuring: Promise<void> | undefined;
+}
+
+/** What the clock needs of its cache. */
+export interface ClockContext {
+  readonly redis: RedisLike;
+  /** The local monotonic clock in ms (the cache's `now`). */
+  readonly now: () => number;
+  readonly commandTimeoutMs: number;
+}
+
+/** Estimates of the servers' clocks, one per node. */
+export class ServerClock {
+  readonly #c: ClockContext;
+  readonly #nodeFor: ((key: string) => string | undefined) | undefined;
+  readonly #estimates = new Map<string, Estimate>();
+
+  constructor(context: ClockContext) {
+    this.#c = context;
+    const nodeFor = (context.redis as { nodeFor?: unknown }).nodeFor;
+    this.#nodeFor = typeof nodeFor === "function" ? (key) => nodeFor.call(context.redis, key) : undefined;
+  }
+
+  /**
+   * The estimated time on the server that holds `key`, in ms; `undefined`
+   * until that server's clock was measured once (await {@linkcode sync}).
+   */
+  at(key: string): number | undefined {
+    const estimate = this.#estimates.get(this.#node(key));
+    if (estimate === undefined) return undefined;
+    const local = this.#c.now();
+    if (local - estimate.at > REMEASURE_MS && estimate.measuring === undefined) {
+      // In the background: the current estimate serves meanwhile.
+      estimate.measuring = this.#measure(key, estimate).then(
+        () => {},
+        // The current estimate goes on serving; a second later a read tries again.
+        () => {
+          estimate.at = local - REMEASURE_MS + RETRY_MS;
+        },
+      ).finally(() => (estimate.measuring = undefined));
+    }
+    return local + estimate.offset;
+  }
+
+  /** Measure the clock of the server that holds `key`, unless it was already. */
+  async sync(key: string): Promise<void> {
+    const node = this.#node(key);
+    if (this.#estimates.has(node)) return;
+    // Callers racing for a first measurement share it.
+    const pending = this.#first.get(node);
+    if (pending !== undefined) return pending;
+    const first = this.#measure(key, undefined).then((e) => {
+      this.#estimates.set(node, e);
+    }).finally(() => this.#first.delete(node));
+    this.#first.set(node, first);
+    return first;
+  }
+
+  readonly #first = new Map<string, Promise<void>>();
+
+  #node(key: string): string {
+    return this.#nodeFor?.(key) ?? "";
+  }
+
+  async #measure(key: string, previous: Estimate | undefined): Promise<Estimate> {
+    const c = this.#c;
+    const before = c.now();
+    const reply = await TIME.run(c.redis, [key], [], { timeoutMs: c.commandTimeoutMs });
+    const after = c.now();
+    const server = serverMs(reply);
+    const rttMs = Math.max(0, after - before);
+    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after, measuring: undefined };
+    if (previous === undefined) return measured;
+    if (rttMs > Math.max(1, previous.rttMs) * SLOWER && after - previous.at < TRUST_MS) {
+      // A congested round trip says little; keep the tighter estimate but
+      // push its next re-measure back.
+      previous.at = after - REMEASURE_MS / 2;
+      return previous;
+    }
+    previous.offset = measured.offset;
+    previous.rttMs = rttMs;
+    previous.at = after;
+    return previous;
+  }
+}
+
+function serverMs(reply: Reply): number {
+  if (!Array.isArray(reply) || reply.length !== 2) throw new Error(`unexpected TIME reply: ${String(reply)}`);
+  const seconds = Number(reply[0]);
+  const micros = Number(reply[1]);
+  if (!Number.isFinite(seconds) || !Number.isFinite(micros)) throw new Error("unexpected TIME reply");
+  return seconds * 1000 + micros / 1000;
+}

@@ -1,0 +1,260 @@
+/**
+ * One cache's parts, validated and wired once when `pipeline()` runs: the
+ * settings, the reader and publisher, the fill chain (the strategies' `fill`
+ * hooks around the publisher) and the load chain (their `load` hooks around
+ * the origin call), the server clock, the tracking of reads with what hears
+ * it (versions, near tier, wake-ups), the counters and the background work.
+ * `get`, `getMany`, `warm` and the rest share these.
+ *
+ * @module
+ */
+import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import type { RedisLike, TrackingClient } from "../../resp/types.ts";
+import { resolveCodec } from "../codec.ts";
+import type {
+  CacheContext,
+  CacheEvent,
+  Fill,
+  Identity,
+  Keys,
+  Load,
+  LocalTier,
+  Strategy,
+  Verdict,
+  Wakeups,
+} from "../types.ts";
+import { Background } from "./background.ts";
+import type { PipelineOptions } from "./cache.ts";
+import { compose } from "./chain.ts";
+import { ServerClock } from "./clock.ts";
+import { checkNamespace, keysFor } from "./keys.ts";
+import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
+import { ChannelWakeups } from "./pubsub_wakeups.ts";
+import { accepts, Reader } from "./read.ts";
+import { Recorder } from "./stats.ts";
+import { isTrackingClient, Tracker } from "./tracking.ts";
+import { Versions } from "./versions.ts";
+import { POLLING, TrackedWakeups } from "./wakeups.ts";
+
+const KEY_MEMO_SIZE = 10_000;
+const joined = new WeakSet<Strategy>();
+const WHERE = "create pipeline";
+
+/** Everything a cache is made of. */
+export class Core {
+  readonly redis: RedisLike;
+  readonly namespace: string;
+  readonly ttlMs: number;
+  readonly commandTimeoutMs: number;
+  readonly channel: string;
+  /** The local monotonic clock (durations only). */
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly rec: Recorder;
+  readonly strategies: readonly Strategy[];
+  readonly readers: readonly Strategy[];
+  readonly local: LocalTier | undefined;
+  readonly tracker: Tracker;
+  readonly versions: Versions;
+  readonly clock: ServerClock;
+  readonly reader: Reader;
+  readonly publisher: Publisher;
+  readonly wakeups: Wakeups & { close?(): Promise<void> };
+  readonly background: Background;
+  readonly chain: Fill;
+  readonly load: Load;
+  readonly #keyMemo = new Map<string, Keys>();
+  #tracking: Promise<boolean> | undefined;
+  #tracked = false;
+
+  constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
+    const o = optionsObject<PipelineOptions<unknown>>(WHERE, options);
+    const redis = o.redis;
+    if (redis === null || typeof redis !== "object" || typeof redis.send !== "function") {
+      throw new TypeError("Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
+    }
+    this.redis = redis;
+    this.ttlMs = positiveInt(WHERE, "ttlMs", o.ttlMs);
+    this.namespace = checkNamespace(o.namespace ?? "herdless");
+    const negativeTtlMs = nonNegativeInt(WHERE, "negativeTtlMs", o.negativeTtlMs ?? 0);
+    const commandTimeoutMs = (this.commandTimeoutMs = positiveInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 1000));
+    const maxValueBytes = positiveInt(WHERE, "maxValueBytes", o.maxValueBytes ?? 512 * 1024 * 1024);
+    const failOpen = o.failOpen ?? true;
+    if (typeof failOpen !== "boolean") throw new TypeError(`Cannot create pipeline: 'failOpen' must be a boolean`);
+    const codec = resolveCodec(o.codec);
+    const wakeupSource = o.wakeups ?? "auto";
+    if (
+      wakeupSource !== "auto" && wakeupSource !== "poll" &&
+      typeof (wakeupSource as { onPush?: unknown })?.onPush !== "function"
+    ) {
+      throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
+    }
+    const now = (this.now = func<() => number>(WHERE, "now", o.now ?? (() => performance.now())));
+    const random = (this.random = func<() => number>(WHERE, "random", o.random ?? Math.random));
+    const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent);
+    this.rec = new Recorder(onEvent);
+    checkStrategies(strategies);
+    this.strategies = strategies;
+    this.readers = strategies.filter((s) => typeof s.read === "function");
+    const locals = strategies.filter((s) => s.local !== undefined);
+    if (locals.length > 1) throw new TypeError("Cannot create pipeline: at most one near() tier per pipeline");
+    const local = (this.local = locals[0]?.local);
+    const trackable = isTrackingClient(redis) && resp(redis) === 3;
+    const needsTracking = strategies.find((s) => s.needsTracking === true);
+    if (needsTracking !== undefined && !trackable) {
+      throw new TypeError(
+        `Cannot create pipeline: ${needsTracking.name}() needs Redis client tracking, which only a RESP3 herdless ` +
+          `client offers: pass connect({ resp: 3 }) or connectCluster({ resp: 3 }) as 'redis' ` +
+          `(a RESP2 client or an adapter cannot receive invalidations)`,
+      );
+    }
+    // Tracking is what lets a RESP3 cache keep its versions in memory, wake
+    // lease waiters without pub/sub and keep a near tier coherent.
+    const tracker = (this.tracker = new Tracker(
+      trackable && (wakeupSource !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
+    ));
+    const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
+    const emit = (event: CacheEvent) => this.rec.emit(event);
+    this.background = new Background(cap === Infinity ? 16 : cap, emit);
+    const channel = (this.channel = `${this.namespace}:published`);
+    const versions = (this.versions = new Versions({ redis, namespace: this.namespace, tracker, commandTimeoutMs }));
+    const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
+    if (local !== undefined) this.#keepCoherent(local);
+    const reader = (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
+    this.wakeups = wakeupSource === "poll"
+      ? POLLING
+      : wakeupSource === "auto"
+      ? (tracker.wanted ? new TrackedWakeups(tracker) : POLLING)
+      : new ChannelWakeups({ wakeups: wakeupSource, redis, channel, commandTimeoutMs, now });
+    const degrade = (key: string, error: unknown) => {
+      if (!failOpen || !isWriteRefusal(error)) return false;
+      emit({ type: "degraded", key, error });
+      return true;
+    };
+    const context: CacheContext = {
+      redis,
+      namespace: this.namespace,
+      channel,
+      ttlMs: this.ttlMs,
+      commandTimeoutMs,
+      now,
+      random,
+      wakeups: this.wakeups,
+      emit,
+      read: (keys, signal, extra) => reader.read(keys, signal, extra),
+      accepts,
+      degrade,
+    };
+    const publisher = (this.publisher = new Publisher({
+      redis,
+      codec,
+      negativeTtlMs,
+      writers: strategies.filter((s) => typeof s.write === "function"),
+      channel,
+      commandTimeoutMs,
+      maxValueBytes,
+      failOpen,
+      versions,
+      now,
+      emit,
+      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+    }));
+    for (const s of strategies) s.attach?.(context);
+    for (const s of strategies) s.checkTtl?.(this.ttlMs);
+    const load = (this.load = composeLoad(strategies));
+    this.chain = compose(strategies);
+    // Claimed only once the cache exists: a pipeline that failed to build
+    // (a jitter spread above its TTL) leaves its strategies reusable.
+    for (const s of strategies) joined.add(s);
+  }
+
+  /** The Redis keys of `identity`. */
+  keys(identity: Identity): Keys {
+    if (typeof identity !== "string") return keysFor(this.namespace, identity);
+    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
+    // hit's CPU. The memo is bounded and simply starts over when full.
+    let keys = this.#keyMemo.get(identity);
+    if (keys === undefined) {
+      // Frozen: the same object goes to every caller of this identity.
+      keys = Object.freeze(keysFor(this.namespace, identity));
+      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
+      this.#keyMemo.set(identity, keys);
+    }
+    return keys;
+  }
+
+  /**
+   * Resolves once tracking was tried (the first read of a tracking cache
+   * waits for `CLIENT TRACKING ON`); `undefined` when there is nothing to
+   * wait for, so hits pay no await.
+   */
+  ready(): Promise<boolean> | undefined {
+    if (!this.tracker.wanted || this.#tracked) return undefined;
+    this.#tracking ??= this.tracker.ready().finally(() => (this.#tracked = true));
+    return this.#tracking;
+  }
+
+  /** The read strategies' verdict on `entry`. */
+  verdict(entry: { freshMs: number } | undefined): Verdict {
+    let verdict: Verdict = entry !== undefined && entry.freshMs > 0 ? HIT : MISS;
+    for (const s of this.readers) verdict = s.read!(verdict, entry as never);
+    return verdict;
+  }
+
+  /** Release tracking and subscriptions. */
+  async close(): Promise<void> {
+    this.tracker.close();
+    await this.wakeups.close?.();
+  }
+
+  // The near tier forgets what Redis invalidates, and everything on a reset
+  // or when the epoch moves (every entry under the old one is a miss).
+  #keepCoherent(local: LocalTier): void {
+    const epochKey = `${this.namespace}:epoch`;
+    this.tracker.consume({
+      invalidate: (keys) => {
+        let dropped = 0;
+        let all = false;
+        for (const key of keys) {
+          if (key === epochKey) all = true;
+          else if (local.delete(key)) dropped++;
+        }
+        if (all) {
+          dropped += local.size;
+          local.clear();
+        }
+        if (dropped > 0) this.rec.emit({ type: "near-invalidation", key: keys.length === 1 ? keys[0] : undefined, count: dropped });
+      },
+      reset: () => {
+        const dropped = local.size;
+        local.clear();
+        if (dropped > 0) this.rec.emit({ type: "near-invalidation", key: undefined, count: dropped });
+      },
+    });
+  }
+}
+
+/** The error of a call made after `close()`. */
+export function closedError(): Error {
+  return new Error("Cannot get: the cache is closed");
+}
+
+const HIT: Verdict = Object.freeze({ kind: "hit" });
+const MISS: Verdict = Object.freeze({ kind: "miss" });
+
+function resp(redis: RedisLike): number | undefined {
+  return (redis as { resp?: number }).resp;
+}
+
+function checkStrategies(strategies: readonly Strategy[]): void {
+  strategies.forEach((s, i) => {
+    if (s === null || typeof s !== "object" || typeof s.name !== "string") {
+      throw new TypeError(`Cannot create pipeline: strategy ${i + 1} must be an object returned by a strategy factory`);
+    }
+    if (joined.has(s)) {
+      throw new TypeError(
+        `Cannot create pipeline: this ${s.name}() strategy already belongs to another cache; call ${s.name}() once per pipeline`,
+      );
+    }
+  });
+}
