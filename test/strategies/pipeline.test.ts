@@ -241,7 +241,11 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
   const paused = pipeline({ redis, ttlMs: 1000, namespace: ns(), commandTimeoutMs: 100 }, coalesce(), lease());
   server.signal("SIGSTOP");
   try {
-    await rejects(() => paused.get("down", o.load), TimeoutError, /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/);
+    await rejects(
+      () => paused.get("down", o.load),
+      TimeoutError,
+      /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/,
+    );
     await rejects(() => paused.get("down", o.load, { timeoutMs: 50 }), TimeoutError);
   } finally {
     server.signal("SIGCONT");

@@ -35,7 +35,11 @@ Set("set() writes through: the next get is a hit and never calls the origin", as
   assert.is(o.calls, 0);
   assert.equal([cache.stats().sets, cache.stats().hits, cache.stats().loads], [1, 1, 0]);
   // Another process sees it too.
-  const theirs = pipeline<{ n: number }>({ redis: other, ttlMs: 60_000, namespace: cache.keys("x").data.split(":")[0]! });
+  const theirs = pipeline<{ n: number }>({
+    redis: other,
+    ttlMs: 60_000,
+    namespace: cache.keys("x").data.split(":")[0]!,
+  });
   assert.equal(await theirs.peek(["user", 1]), { n: 1 });
   await Promise.all([cache.close(), theirs.close()]);
 });
@@ -56,10 +60,26 @@ Set("set() applies the write strategies' windows: jitter below the TTL, then the
 
 Set("set() of undefined is a TypeError naming invalidate(), and bad options name the setting", async () => {
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
-  await rejects(() => cache.set("k", undefined), TypeError, "Cannot set: the value is undefined; use invalidate() to drop a value");
-  await rejects(() => cache.set("k", 1, { ttlMs: 0 }), RangeError, "Cannot set: 'ttlMs' must be a positive integer, got 0");
-  await rejects(() => cache.set("k", 1, { tags: [""] }), TypeError, `Cannot set: 'tags[0]' must be a non-empty string, got ""`);
-  await rejects(() => cache.set("k", 1, { tags: "t" as never }), TypeError, "Cannot set: 'tags' must be an array of strings, got string");
+  await rejects(
+    () => cache.set("k", undefined),
+    TypeError,
+    "Cannot set: the value is undefined; use invalidate() to drop a value",
+  );
+  await rejects(
+    () => cache.set("k", 1, { ttlMs: 0 }),
+    RangeError,
+    "Cannot set: 'ttlMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => cache.set("k", 1, { tags: [""] }),
+    TypeError,
+    `Cannot set: 'tags[0]' must be a non-empty string, got ""`,
+  );
+  await rejects(
+    () => cache.set("k", 1, { tags: "t" as never }),
+    TypeError,
+    "Cannot set: 'tags' must be an array of strings, got string",
+  );
   assert.is(await redis.send(["EXISTS", cache.keys("k").data]), 0);
   await cache.close();
 });

@@ -41,7 +41,12 @@ for (const resp of [3, 2] as const) {
     assert.is(await cache.get("c", o.load), "v3");
     await cache.set("d", "set", { tags: ["user:1"] });
     await cache.invalidateTags(["user:1"]);
-    assert.equal(await Promise.all(["a", "b", "c", "d"].map((id) => cache.peek(id))), [undefined, "v2", "v3", undefined]);
+    assert.equal(await Promise.all(["a", "b", "c", "d"].map((id) => cache.peek(id))), [
+      undefined,
+      "v2",
+      "v3",
+      undefined,
+    ]);
     assert.is(await cache.get("a", o.load, { tags: ["user:1", "all"] }), "v4");
     await cache.invalidateTags(["all"]);
     assert.equal(await Promise.all(["a", "b", "c"].map((id) => cache.peek(id))), [undefined, undefined, "v3"]);
@@ -94,7 +99,11 @@ Tags("clear() makes every entry of the namespace a miss in one command, and only
   const before = await calls("set");
   await cache.clear();
   assert.is(await calls("set"), before + 1);
-  assert.is(await redis.send(["KEYS", `${namespace}*`]).then((k) => (k as string[]).length > 200), true, "no key deleted");
+  assert.is(
+    await redis.send(["KEYS", `${namespace}*`]).then((k) => (k as string[]).length > 200),
+    true,
+    "no key deleted",
+  );
   assert.is(await cache.peek(["item", 7]), undefined);
   assert.is(await neighbour.peek("n"), "kept");
   await Promise.all([cache.close(), neighbour.close()]);
@@ -125,8 +134,16 @@ Tags("an epoch that vanishes (eviction, FLUSHALL of the key) never revives older
 
 Tags("invalidateTags() validates its argument", async () => {
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
-  await rejects(() => cache.invalidateTags("t" as never), TypeError, "Cannot invalidateTags: 'tags' must be an array of strings, got string");
-  await rejects(() => cache.invalidateTags([1 as never]), TypeError, "Cannot invalidateTags: 'tags[0]' must be a non-empty string, got 1");
+  await rejects(
+    () => cache.invalidateTags("t" as never),
+    TypeError,
+    "Cannot invalidateTags: 'tags' must be an array of strings, got string",
+  );
+  await rejects(
+    () => cache.invalidateTags([1 as never]),
+    TypeError,
+    "Cannot invalidateTags: 'tags[0]' must be a non-empty string, got 1",
+  );
   await cache.invalidateTags([]);
   await cache.close();
 });
