@@ -1,102 +1,22 @@
 /**
- * Opening one connection to Redis: TCP, TLS or unix, with a connect timeout
- * and TCP_NODELAY (Nagle's delay would hold back every pipelined write),
- * behind the small {@linkcode Transport} the client writes to. Under Bun a
- * plain TCP or unix connection uses `Bun.connect`, which measured faster than
- * Bun's node:net there (bench/README.md); TLS keeps node:tls everywhere.
+ * Opening one connection to Redis: TCP, TLS or unix. Under Bun a plain TCP
+ * or unix connection uses `Bun.connect`, which measured faster than Bun's
+ * node:net there (bench/README.md); TLS keeps node:tls everywhere.
  *
  * @module
  */
-import { connect as netConnect, type Socket } from "node:net";
-import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
-import { ConnectionError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { openBunTransport } from "./_bun_transport.ts";
-
-/** Where the socket goes, for error messages. */
-export function describeTarget(o: ResolvedOptions): string {
-  if (o.path) return `unix:${o.path}`;
-  return `${o.tls ? "rediss" : "redis"}://${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
-}
+import type { Transport, TransportEvents } from "./_transport.ts";
+import { openBunTransport } from "./_transport_bun.ts";
+import { openNodeTransport } from "./_transport_node.ts";
 
 /**
- * Open a socket and resolve once it is connected (for TLS: once the handshake
- * is done). Rejects with `ConnectionError` (cause: the socket error, or a
- * `TimeoutError` after `connectTimeoutMs`).
- */
-export function openSocket(o: ResolvedOptions): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const target = describeTarget(o);
-    let socket: Socket;
-    const ready = o.tls ? "secureConnect" : "connect";
-    if (o.tls) {
-      const servername = o.tls.servername ?? (o.path || isIp(o.host) ? undefined : o.host);
-      const where: ConnectionOptions = o.path ? { path: o.path } : { host: o.host, port: o.port };
-      socket = tlsConnect({ ...where, ...(servername === undefined ? {} : { servername }), ...o.tls });
-    } else {
-      socket = o.path ? netConnect({ path: o.path }) : netConnect({ host: o.host, port: o.port });
-    }
-    const timer = setTimeout(() => {
-      fail(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
-    }, o.connectTimeoutMs);
-    function cleanup() {
-      clearTimeout(timer);
-      socket.off("error", fail);
-      socket.off(ready, ok);
-    }
-    function fail(cause: Error) {
-      cleanup();
-      socket.destroy();
-      reject(new ConnectionError(`Cannot connect to ${target}: ${cause.message}`, { cause }));
-    }
-    function ok() {
-      cleanup();
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, 30_000);
-      resolve(socket);
-    }
-    socket.once("error", fail);
-    socket.once(ready, ok);
-  });
-}
-
-function isIp(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(":");
-}
-
-/** What the client needs of a connection. */
-export interface Transport {
-  /** Queue bytes for the socket; `false` means "full: wait for `drain` before writing more". */
-  write(bytes: Uint8Array): boolean;
-  /** Close at once; `close` follows with `error` as its cause. */
-  destroy(error?: Error): void;
-}
-
-/** The connection's events. `close` comes exactly once, last. */
-export interface TransportEvents {
-  data(chunk: Uint8Array): void;
-  drain(): void;
-  close(error: Error | undefined): void;
-}
-
-/**
- * Open a connection for the client. Rejects like {@linkcode openSocket};
+ * Open a connection for the client. Rejects with `ConnectionError` (cause:
+ * the socket error, or a `TimeoutError` after `connectTimeoutMs`);
  * afterwards everything arrives through `events`.
  */
-export async function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
+export function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
   const bun = (globalThis as { Bun?: unknown }).Bun;
-  if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events, describeTarget(o));
-  const socket = await openSocket(o);
-  let lastError: Error | undefined;
-  socket.on("data", events.data);
-  socket.on("drain", events.drain);
-  socket.on("error", (error) => (lastError = error));
-  socket.on("close", () => events.close(lastError));
-  return {
-    write: (bytes) => socket.write(bytes),
-    destroy: (error) => {
-      if (error !== undefined) lastError = error;
-      socket.destroy();
-    },
-  };
+  if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events);
+  return openNodeTransport(o, events);
 }
