@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import { Command, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
 import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
@@ -16,17 +15,8 @@ import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError, TimeoutError } from "./errors.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
+import { isMessage, isSubscribeKind, subscriptionCount, Subscriptions } from "./subscriptions.ts";
 import type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
-
-const SUBSCRIBE_KINDS = new Set([
-  "subscribe",
-  "psubscribe",
-  "ssubscribe",
-  "unsubscribe",
-  "punsubscribe",
-  "sunsubscribe",
-]);
-const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
 
 /** Receives RESP3 push frames (pub/sub messages, client tracking invalidations). */
 export type PushListener = (push: Reply[]) => void;
@@ -72,8 +62,7 @@ export class RedisClient implements RedisLike {
   #writer = new CommandWriter();
   #deadlines = new Deadlines<Command>((c) => this.#expire(c));
   #push = new Set<PushListener>();
-  /** Subscribed channels per kind, keyed by text, holding the argument as given (bytes stay bytes). */
-  #channels = new Map<string, Map<string, Arg>>();
+  #subscriptions = new Subscriptions();
   /** RESP2 only: a subscribed connection receives messages as plain arrays. */
   #subscribed2 = false;
   #writes = 0;
@@ -165,7 +154,7 @@ export class RedisClient implements RedisLike {
       cmd.reject = reject;
     });
     if (options?.onAttribute !== undefined) cmd.onAttribute = options.onAttribute;
-    this.#track(cmd);
+    cmd.expect = this.#subscriptions.track(command);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     if (timeoutMs > 0 || !this.#connected) cmd.issuedAt = Date.now();
     if (timeoutMs > 0) {
@@ -250,37 +239,6 @@ export class RedisClient implements RedisLike {
   #compactUnsent(): number {
     this.#unsent = this.#unsent.filter((c) => c.state === QUEUED);
     return this.#unsent.length;
-  }
-
-  // Subscriptions are remembered so a reconnect can restore them: without
-  // that, a lease waiter would silently fall back to polling forever.
-  #track(cmd: Command): void {
-    const first = cmd.args[0];
-    // Cheap screen before lowercasing: every (un)subscribe verb is 9 to 12
-    // characters long and starts with s, p or u (any case).
-    if (typeof first !== "string" || first.length < 9 || first.length > 12) return;
-    const c0 = first.charCodeAt(0) | 0x20;
-    if (c0 !== 0x73 && c0 !== 0x70 && c0 !== 0x75) return;
-    const name = first.toLowerCase();
-    if (!SUBSCRIBE_KINDS.has(name)) return;
-    const base = name.replace(/^un/, "");
-    let set = this.#channels.get(base);
-    if (set === undefined) this.#channels.set(base, set = new Map());
-    // Redis confirms each channel once; an unsubscribe from everything
-    // confirms each channel still subscribed (or once when there is none).
-    cmd.expect = name.startsWith("un") && cmd.args.length === 1
-      ? Math.max(1, set.size)
-      : Math.max(1, cmd.args.length - 1);
-    for (const channel of cmd.args.slice(1)) {
-      const key = typeof channel === "string"
-        ? channel
-        : channel instanceof Uint8Array
-        ? `\0bytes:${Buffer.from(channel).toString("latin1")}`
-        : String(channel);
-      if (name.startsWith("un")) set.delete(key);
-      else set.set(key, channel);
-    }
-    if (name.startsWith("un") && cmd.args.length === 1) set.clear();
   }
 
   readonly #flush = (): void => {
@@ -372,7 +330,7 @@ export class RedisClient implements RedisLike {
     // RESP2 pub/sub: a subscribed connection receives messages as ordinary
     // arrays, interleaved with the replies to (un)subscribe commands; they
     // must never be matched to the command at the head of the queue.
-    if (this.#subscribed2 && Array.isArray(value) && typeof value[0] === "string" && MESSAGE_KINDS.has(value[0])) {
+    if (this.#subscribed2 && isMessage(value)) {
       this.#onPush(value);
       return;
     }
@@ -381,11 +339,9 @@ export class RedisClient implements RedisLike {
     // RESP2 (un)subscribe confirmations carry the count of subscriptions
     // left: the connection is in subscribed mode exactly while it is above 0,
     // as Redis itself sees it (not as of when the command was sent).
-    if (
-      this.#o.resp === 2 && Array.isArray(value) && typeof value[2] === "number" && typeof value[0] === "string" &&
-      SUBSCRIBE_KINDS.has(value[0])
-    ) {
-      this.#subscribed2 = value[2] > 0;
+    if (this.#o.resp === 2 && Array.isArray(value)) {
+      const count = subscriptionCount(value);
+      if (count >= 0) this.#subscribed2 = count > 0;
     }
     if (cmd.expect > 1 && Array.isArray(value)) {
       cmd.expect--;
@@ -402,7 +358,7 @@ export class RedisClient implements RedisLike {
 
   #onPush(value: Reply[]): void {
     const kind = typeof value[0] === "string" ? value[0] : "";
-    if (SUBSCRIBE_KINDS.has(kind)) {
+    if (isSubscribeKind(kind)) {
       // RESP3 answers SUBSCRIBE with push frames, one per channel, instead of a reply.
       const cmd = this.#written.peek();
       if (cmd !== undefined && typeof cmd.args[0] === "string" && cmd.args[0].toLowerCase() === kind) {
@@ -511,7 +467,7 @@ export class RedisClient implements RedisLike {
       if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
     }
     if (o.db !== 0) steps.push(["SELECT", o.db]);
-    for (const [kind, set] of this.#channels) if (set.size > 0) steps.push([kind.toUpperCase(), ...set.values()]);
+    steps.push(...this.#subscriptions.restore());
     if (steps.length === 0) return;
     const replies = steps.map((args) => {
       const cmd = new Command(args, false);
@@ -519,7 +475,7 @@ export class RedisClient implements RedisLike {
         cmd.resolve = resolve;
         cmd.reject = reject;
       });
-      if (typeof args[0] === "string" && SUBSCRIBE_KINDS.has(args[0].toLowerCase())) cmd.expect = args.length - 1;
+      if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
       cmd.state = WRITTEN;
       this.#written.push(cmd);
       this.#writer.push(args);

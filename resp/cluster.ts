@@ -194,7 +194,7 @@ export class ClusterClient implements RedisLike {
       return Promise.reject(error);
     }
     const name = typeof command[0] === "string" ? command[0].toLowerCase() : "";
-    if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, name, options);
+    if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, options);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     const startedAt = timeoutMs > 0 ? Date.now() : 0;
     const deadline = timeoutMs > 0 ? startedAt + timeoutMs : Infinity;
