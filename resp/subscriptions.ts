@@ -46,8 +46,10 @@ export class Subscriptions {
     if (c0 !== 0x73 && c0 !== 0x70 && c0 !== 0x75) return 1;
     const name = first.toLowerCase();
     if (!SUBSCRIBE_KINDS.has(name)) return 1;
-    const un = name.startsWith("un");
-    const base = un ? name.slice(2) : name;
+    // "punsubscribe" and "sunsubscribe" carry their "un" after the kind's letter.
+    const at = name.indexOf("un");
+    const un = at === 0 || at === 1;
+    const base = un ? name.slice(0, at) + name.slice(at + 2) : name;
     let set = this.#channels.get(base);
     if (set === undefined) this.#channels.set(base, set = new Map());
     // Redis confirms each channel once; an unsubscribe from everything

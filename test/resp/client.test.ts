@@ -261,6 +261,22 @@ wire(
 );
 
 wire(
+  "RESP2: PUNSUBSCRIBE from every pattern takes one confirmation per pattern; the next command gets its own reply",
+  async ({ server }) => {
+    const sub = await connect(server.url);
+    try {
+      await sub.send(["SET", "k", "v"]);
+      await sub.send(["PSUBSCRIBE", "a*", "b*"]);
+      const [unsub, get] = await Promise.all([sub.send(["PUNSUBSCRIBE"]), sub.send(["GET", "k"])]);
+      assert.equal(unsub, ["punsubscribe", "b*", 0]);
+      assert.is(get, "v");
+    } finally {
+      sub.destroy();
+    }
+  },
+);
+
+wire(
   "close() while disconnected rejects what is queued at once instead of waiting for a reconnect",
   async ({ server }) => {
     const c = await connect({ url: server.url, offlineTimeoutMs: 0, reconnect: { minMs: 10, maxMs: 20 } });

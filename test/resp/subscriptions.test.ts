@@ -14,6 +14,15 @@ subs("track() counts one confirmation per channel, and one per channel left for 
   assert.is(s.track(["PSUBSCRIBE"]), 1);
 });
 
+subs("PUNSUBSCRIBE and SUNSUBSCRIBE unsubscribe (they were once recorded as subscriptions of their own)", () => {
+  const s = new Subscriptions();
+  s.track(["PSUBSCRIBE", "a*", "b*"]);
+  s.track(["SSUBSCRIBE", "{t}1", "{t}2"]);
+  assert.is(s.track(["PUNSUBSCRIBE"]), 2, "one confirmation per pattern left");
+  assert.is(s.track(["sunsubscribe", "{t}1"]), 1);
+  assert.equal(s.restore(), [["SSUBSCRIBE", "{t}2"]]);
+});
+
 subs("restore() gives one command per kind, channels as given: bytes stay bytes", () => {
   const s = new Subscriptions();
   const bytes = new Uint8Array([0xff, 0x00, 0x41]);
@@ -22,6 +31,9 @@ subs("restore() gives one command per kind, channels as given: bytes stay bytes"
   s.track(["SSUBSCRIBE", "{x}s"]);
   s.track(["UNSUBSCRIBE", "7"]);
   assert.equal(s.restore(), [["SUBSCRIBE", "a", bytes], ["PSUBSCRIBE", "news.*"], ["SSUBSCRIBE", "{x}s"]]);
+  s.track(["PUNSUBSCRIBE"]);
+  s.track(["SUNSUBSCRIBE", "{x}s"]);
+  assert.equal(s.restore(), [["SUBSCRIBE", "a", bytes]]);
 });
 
 subs("RESP2 frames: messages and confirmation counts are told from ordinary arrays", () => {
