@@ -5,6 +5,7 @@ import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
+import { watchedDeadlines } from "../../resp/_debug.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
 
@@ -309,8 +310,10 @@ wire(
   "an answered command leaves the deadline heap at once (its reply is not kept alive until its deadline)",
   async ({ proxy }) => {
     const c = await connect({ url: proxy.url, commandTimeoutMs: 60_000 });
-    await Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
-    assert.is(c.watchedDeadlines, 0);
+    const pings = Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
+    assert.is(watchedDeadlines(c), 1000, "every timed command is watched until it is answered");
+    await pings;
+    assert.is(watchedDeadlines(c), 0);
     c.destroy();
   },
 );
