@@ -8,7 +8,6 @@
  */
 import { Buffer } from "node:buffer";
 import { RedisReplyError } from "./errors.ts";
-import type { ProtocolError } from "./errors.ts";
 import type { Reply, ReplyMap } from "./types.ts";
 import { asBuffer, copyBytes, latin1, parseDouble, utf8 } from "./_decode_scalars.ts";
 import {
