@@ -80,9 +80,7 @@ export interface GetOptions {
  *
  * @example A call with its own deadline, then an invalidation
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
+ * import { connect, lease, pipeline } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const prices = pipeline<number>({ redis, ttlMs: 30_000, namespace: "prices", negativeTtlMs: 5_000 }, lease());
  * await prices.invalidate(["sku", 7]);
@@ -138,13 +136,7 @@ const joined = new WeakSet<Strategy>();
  * @throws {RangeError | TypeError} naming the first bad setting, or a strategy reused across caches.
  * @example A cache that never stampedes
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { coalesce } from "./coalesce.ts";
- * import { jitter } from "./jitter.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
- * import { swr } from "./swr.ts";
- * import { xfetch } from "./xfetch.ts";
+ * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const users = pipeline<{ name: string }>(
  *   { redis, ttlMs: 60_000, namespace: "users" },
