@@ -18,10 +18,12 @@ const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname,
 const purpose = process.argv[2] ?? "test";
 
 const { devDependencies = {} } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const missing = Object.keys(devDependencies).filter((name) => !existsSync(join(root, "node_modules", name, "package.json")));
+const missing = Object.keys(devDependencies).filter((name) =>
+  !existsSync(join(root, "node_modules", name, "package.json"))
+);
 if (missing.length > 0) {
   const what = existsSync(join(root, "node_modules")) ? `${missing.join(", ")} not installed` : "no node_modules";
-  console.error(`herdless: ${what}; running npm ci first (once, about a minute)`);
+  console.error(`herdless: ${what}; running npm ci first (once, under a minute)`);
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const ci = spawnSync(npm, ["ci", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit" });
   if (ci.status !== 0) {
