@@ -5,7 +5,7 @@
  *
  * @example A cache that never stampedes
  * ```ts
- * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "./mod.ts";
+ * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const cache = pipeline<string>(
  *   { redis, ttlMs: 60_000, namespace: "docs" },

@@ -22,3 +22,18 @@ for (const name of ["connect", "pipeline", "lease", "Script", "RedisClient"]) {
   }
 }
 console.log(`npm pack: ${files.length} files, all in dist/, README.md, LICENSE; dist/mod.js exports the public API`);
+
+// The README promises require("herdless") from CommonJS on Node >= 20.19 and >= 22.12 (require(esm)).
+const [major, minor] = process.versions.node.split(".").map(Number);
+if ((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22) {
+  const { createRequire } = await import("node:module");
+  const required = createRequire(import.meta.url)("herdless");
+  if (
+    typeof required.pipeline !== "function" ||
+    typeof createRequire(import.meta.url)("herdless/resp").Decoder !== "function"
+  ) {
+    console.error(`require("herdless") on Node ${process.versions.node} lacks the public API`);
+    process.exit(1);
+  }
+  console.log(`require("herdless") and require("herdless/resp") work on Node ${process.versions.node}`);
+}

@@ -141,6 +141,6 @@ async function bunNative(url: string): Promise<BenchClient> {
       return Promise.all(replies);
     },
     script: (key) => c.send("EVALSHA", [sha, "1", key]),
-    close: async () => c.close(),
+    close: () => Promise.resolve(c.close()),
   };
 }

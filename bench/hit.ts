@@ -12,7 +12,7 @@
  */
 import * as cacheModule from "herdless:cache";
 import { connect } from "../resp/mod.ts";
-import { IN_FLIGHT, KEYS, lanes, VALUE } from "./scenarios.ts";
+import { type IN_FLIGHT, KEYS, lanes, VALUE } from "./scenarios.ts";
 
 type Factory = (options?: Record<string, unknown>) => unknown;
 interface CacheLike {

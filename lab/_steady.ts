@@ -157,7 +157,9 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
     ticker = setInterval(() => {
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       ctx.progress(
-        `${spec.title} ${s}/${spec.durationMs / 1000} s, origin calls ${rows.map((r) => r.origin.calls).join("/")}`,
+        `${spec.title}, ${s} of ${spec.durationMs / 1000} s; origin calls so far: ${
+          rows.map((r) => `${rowLabel(r.index).replace(/^\+ | \(full\)$/g, "")} ${r.origin.calls}`).join(", ")
+        }`,
       );
     }, 200);
     const loads: LoadResult[] = await Promise.all(

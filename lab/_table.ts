@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { reading } from "./_readings.ts";
 import type { RowResult, ScenarioResult } from "./_types.ts";
 
 const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
@@ -48,6 +49,9 @@ export function formatScenario(index: number, s: ScenarioResult): string {
     rule,
     ...cells.map(line),
   ];
+  // Every table says which column its strategies improve, and why another one may not.
+  const what = reading(s.id, s.rows);
+  if (what !== undefined) out.push("", what);
   const notes: string[] = [];
   if (s.loopDelay !== undefined) {
     notes.push(

@@ -58,6 +58,7 @@ if (unknown.length > 0) {
   process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.id).join(", ")}\n`);
   process.exit(2);
 }
+// n: the scenario's number among all six (it names its chart); the progress line counts the chosen ones.
 const chosen = SCENARIOS.map((s, i) => ({ s, n: i + 1 })).filter(({ s }) => only === undefined || only.includes(s.id));
 
 // Ctrl-C runs the exit hooks, which kill the disposable redis-server.
@@ -93,14 +94,15 @@ print(
 const results: ScenarioResult[] = [];
 const crashes: string[] = [];
 mkdirSync(flags.out, { recursive: true });
-for (const { s, n } of chosen) {
+for (const [k, { s, n }] of chosen.entries()) {
   const t = performance.now();
   try {
     const result = await s.run({
       url: server.url,
       quick: flags.quick,
       flush: () => server.flush(),
-      progress: (text) => bar.show(`[${n}/${SCENARIOS.length}] ${text}`),
+      progress: (text) =>
+        bar.show(`lab${flags.quick ? " --quick" : ""}, scenario ${k + 1} of ${chosen.length}: ${text}`),
     });
     results.push(result);
     const file = join(flags.out, `${n}-${s.id}.svg`);

@@ -32,7 +32,7 @@ export type PushListener = (push: Reply[]) => void;
  * @param target a `redis://`, `rediss://` or `unix://` URL, or options.
  * @example Connect, send, close
  * ```ts
- * import { connect } from "./client.ts";
+ * import { connect } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
  * await redis.send(["SET", "greeting", "hello"]);
  * console.log(await redis.send(["GET", "greeting"])); // "hello"
@@ -185,7 +185,7 @@ export class RedisClient implements RedisLike, TrackingClient {
    * @throws {TypeError} (as a rejection) when an argument is not a string, number or Uint8Array.
    * @example
    * ```ts
-   * import { connect } from "./client.ts";
+   * import { connect } from "@herdless/herdless";
    * const redis = await connect(process.env.REDIS_URL);
    * const n = await redis.send(["INCR", "visits"], { timeoutMs: 500 });
    * console.log(n);

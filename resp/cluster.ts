@@ -43,8 +43,9 @@ export interface ClusterStats {
  * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
  * @example Point herdless at a cluster
  * ```ts
- * import { connectCluster } from "./cluster.ts";
- * const cluster = await connectCluster(["redis://127.0.0.1:7000", "redis://127.0.0.1:7001"]);
+ * import { connectCluster } from "@herdless/herdless";
+ * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+ * const cluster = await connectCluster(seeds);
  * await cluster.send(["SET", "{user:1}:name", "Ada"]);
  * console.log(await cluster.send(["GET", "{user:1}:name"])); // "Ada"
  * await cluster.close();
@@ -81,13 +82,13 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  *
  * @example A cache on a cluster
  * ```ts
- * import { connectCluster } from "./cluster.ts";
- * import { lease } from "../strategies/lease.ts";
- * import { pipeline } from "../strategies/pipeline.ts";
- * const redis = await connectCluster({ seeds: ["redis://127.0.0.1:7000"], resp: 3 });
+ * import { connectCluster, lease, pipeline } from "@herdless/herdless";
+ * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+ * const redis = await connectCluster({ seeds, resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, lease());
  * console.log(await cache.get("answer", () => 42)); // 42
- * console.log(redis.stats().moved, redis.nodeFor(cache.keys("answer").data)); // 0 "127.0.0.1:7000"
+ * console.log(redis.stats().moved); // 0 (the slot map was read up front)
+ * console.log(redis.nodeFor(cache.keys("answer").data)); // the primary serving that key, e.g. 127.0.0.1:7002
  * await cache.close();
  * await redis.close();
  * ```
@@ -206,8 +207,9 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
    * @example A counter with a deadline
    * ```ts
-   * import { connectCluster } from "./cluster.ts";
-   * const cluster = await connectCluster(["127.0.0.1:7000"]);
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
    * console.log(await cluster.send(["INCR", "visits"], { timeoutMs: 500 }));
    * await cluster.close();
    * ```
@@ -265,11 +267,13 @@ export class ClusterClient implements RedisLike, TrackingClient {
    *
    * @example Subscribe through the cluster
    * ```ts
-   * import { connectCluster } from "./cluster.ts";
-   * const cluster = await connectCluster(["127.0.0.1:7000"]);
-   * cluster.onPush((push) => console.log(push)); // ["message", "news", "hello"]
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
+   * const received = new Promise((resolve) => cluster.onPush((push) => push[0] === "message" && resolve(push)));
    * await cluster.send(["SUBSCRIBE", "news"]);
    * await cluster.send(["PUBLISH", "news", "hello"]);
+   * console.log(await received); // ["message", "news", "hello"]
    * await cluster.close();
    * ```
    */

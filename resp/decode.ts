@@ -18,7 +18,7 @@ import { intInRange, optionsObject, positiveInt } from "./_validate.ts";
  *
  * @example Settle pending commands in order, route pushes elsewhere
  * ```ts
- * import { Decoder, type DecoderHandlers } from "./decode.ts";
+ * import { Decoder, type DecoderHandlers } from "@herdless/herdless/resp";
  * const pending: ((value: unknown) => void)[] = [];
  * const handlers: DecoderHandlers = {
  *   reply: (value) => pending.shift()?.(value),
@@ -46,7 +46,7 @@ export interface DecoderHandlers {
  *
  * @example Tighter limits for an untrusted server
  * ```ts
- * import { Decoder } from "./decode.ts";
+ * import { Decoder } from "@herdless/herdless/resp";
  * const decoder = new Decoder(
  *   { reply: console.log, push: console.log },
  *   { maxBulkBytes: 1 << 20, maxAggregateLength: 100_000, maxDepth: 64 },
@@ -100,7 +100,7 @@ function limit(name: string, value: unknown): number {
  *
  * @example Decode replies split across chunks
  * ```ts
- * import { Decoder } from "./decode.ts";
+ * import { Decoder } from "@herdless/herdless/resp";
  * const decoder = new Decoder({
  *   reply: (value) => console.log("reply", value),
  *   push: (value) => console.log("push", value),

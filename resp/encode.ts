@@ -17,7 +17,7 @@ import type { Arg } from "./types.ts";
  *
  * @example Start small
  * ```ts
- * import { CommandWriter } from "./encode.ts";
+ * import { CommandWriter } from "@herdless/herdless/resp";
  * const writer = new CommandWriter({ initialBytes: 1024 });
  * writer.push(["PING"]);
  * console.log(writer.take().length); // 14
@@ -85,7 +85,7 @@ function describe(value: unknown): string {
  *
  * @example Pipeline two commands into one write
  * ```ts
- * import { CommandWriter } from "./encode.ts";
+ * import { CommandWriter } from "@herdless/herdless/resp";
  * const writer = new CommandWriter();
  * writer.push(["SET", "k", "v"]);
  * writer.push(["GET", "k"]);
@@ -326,7 +326,7 @@ const shared = new CommandWriter({ initialBytes: 4096 });
  *
  * @example Encode a SET
  * ```ts
- * import { encodeCommand } from "./encode.ts";
+ * import { encodeCommand } from "@herdless/herdless/resp";
  * const bytes = encodeCommand(["SET", "key", 42]);
  * console.log(new TextDecoder().decode(bytes));
  * // "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$2\r\n42\r\n"

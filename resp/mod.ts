@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { connect } from "./mod.ts";
+ * import { connect } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * console.log(await redis.send(["PING"]));
  * await redis.close();

@@ -18,8 +18,7 @@ import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
  *
  * @example Compare-and-delete
  * ```ts
- * import { connect } from "./client.ts";
- * import { Script } from "./script.ts";
+ * import { connect, Script } from "@herdless/herdless";
  * const release = new Script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`);
  * const redis = await connect(process.env.REDIS_URL);
  * console.log(await release.run(redis, ["lock"], ["my-token"])); // 0

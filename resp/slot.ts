@@ -15,8 +15,9 @@ import type { Arg } from "./types.ts";
  *
  * @example Give related keys a shared hash tag
  * ```ts
- * import { connectCluster, isCrossSlotError } from "./cluster.ts";
- * const cluster = await connectCluster(["redis://127.0.0.1:7000"]);
+ * import { connectCluster, isCrossSlotError } from "@herdless/herdless";
+ * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+ * const cluster = await connectCluster(seeds);
  * await cluster.send(["MGET", "a", "b"]).catch((e) => console.log(isCrossSlotError(e))); // true
  * await cluster.send(["MGET", "{user:1}:a", "{user:1}:b"]); // one slot: fine
  * await cluster.close();
@@ -57,7 +58,7 @@ export class CrossSlotError extends Error {
  *
  * @example
  * ```ts
- * import { CrossSlotError, isCrossSlotError } from "./slot.ts";
+ * import { CrossSlotError, isCrossSlotError } from "@herdless/herdless";
  * console.log(isCrossSlotError(new CrossSlotError("MGET", ["a", "b"], [15495, 3300]))); // true
  * ```
  */
@@ -71,7 +72,7 @@ export function isCrossSlotError(e: unknown): e is CrossSlotError {
  *
  * @example Keys that share a hash tag share a slot
  * ```ts
- * import { keySlot } from "./slot.ts";
+ * import { keySlot } from "@herdless/herdless";
  * console.log(keySlot("foo")); // 12182
  * console.log(keySlot("{user:1}:profile") === keySlot("{user:1}:lease")); // true
  * ```

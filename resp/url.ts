@@ -24,7 +24,7 @@ export interface RedisUrl {
  * @throws {TypeError} when the URL is malformed or its scheme is not one of those.
  * @example
  * ```ts
- * import { parseRedisUrl } from "./url.ts";
+ * import { parseRedisUrl } from "@herdless/herdless";
  * console.log(parseRedisUrl("redis://default:s3cret@127.0.0.1:6380/2"));
  * // { host: "127.0.0.1", port: 6380, username: "default", password: "s3cret", db: 2, tls: false }
  * ```

@@ -8,6 +8,7 @@ import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
 export interface CoalesceStrategy extends Strategy {
+  /** Always `"coalesce"`. */
   readonly name: "coalesce";
   /** Loads in flight right now (entries leave on success and on failure). */
   readonly size: number;
@@ -34,9 +35,7 @@ interface Flight {
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
  * @example Fifty callers, one load
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { coalesce } from "./coalesce.ts";
- * import { pipeline } from "./pipeline.ts";
+ * import { coalesce, connect, pipeline } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const cache = pipeline({ redis, ttlMs: 1000 }, coalesce());
  * let loads = 0;

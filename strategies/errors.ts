@@ -16,7 +16,7 @@ export { isTimeoutError, TimeoutError } from "../resp/errors.ts";
  *
  * @example Shed load gracefully
  * ```ts
- * import { isOverloadedError, OverloadedError } from "./errors.ts";
+ * import { isOverloadedError, OverloadedError } from "@herdless/herdless";
  * const error = new OverloadedError("Cannot load herdless:{x}:data: 4 loads in flight", 4, 0);
  * console.log(isOverloadedError(error), error.concurrency); // true 4
  * ```
@@ -27,6 +27,8 @@ export class OverloadedError extends Error {
   /** How long the call queued before it was shed, in ms. */
   readonly queuedMs: number;
   /**
+   * Create the error (`limit()` does; an adapter or a test may too).
+   *
    * @param message what was refused and why.
    * @param concurrency the limit that was reached.
    * @param queuedMs how long the call queued, in ms.
@@ -47,7 +49,7 @@ export class OverloadedError extends Error {
  *
  * @example Works across package copies
  * ```ts
- * import { isOverloadedError } from "./errors.ts";
+ * import { isOverloadedError } from "@herdless/herdless";
  * console.log(isOverloadedError(new Error("x"))); // false
  * ```
  */

@@ -14,7 +14,9 @@ export interface JitterOptions {
 
 /** The strategy {@linkcode jitter} returns, with its setting. */
 export interface JitterStrategy extends Strategy {
+  /** Always `"jitter"`. */
   readonly name: "jitter";
+  /** The `spreadMs` option: how far below the TTL a fresh window may be drawn, in ms. */
   readonly spreadMs: number;
 }
 
@@ -31,9 +33,7 @@ export interface JitterStrategy extends Strategy {
  *   pipeline is built, or a call passes its own `ttlMs`) not below the TTL.
  * @example Expire within the last 10 seconds of a minute
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { jitter } from "./jitter.ts";
- * import { pipeline } from "./pipeline.ts";
+ * import { connect, jitter, pipeline } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const cache = pipeline({ redis, ttlMs: 60_000 }, jitter({ spreadMs: 10_000 }));
  * await cache.get("jitter-example", () => "v");

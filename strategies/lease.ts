@@ -38,9 +38,13 @@ export interface LeaseOptions {
 
 /** The strategy {@linkcode lease} returns, with its settings. */
 export interface LeaseStrategy extends Strategy {
+  /** Always `"lease"`. */
   readonly name: "lease";
+  /** The `leaseMs` option: how long a won lease lasts before another caller may take over, in ms. */
   readonly leaseMs: number;
+  /** The `waitMs` option: how long a caller waits for another owner before a `TimeoutError`, in ms. */
   readonly waitMs: number;
+  /** The `renew` option: whether an owner extends its lease while its load runs. */
   readonly renew: boolean;
   /** The `pollMs` option; `undefined` for the defaults (50 polling only, 250 with push). */
   readonly pollMs: number | undefined;
@@ -75,10 +79,7 @@ const PUSH_POLL_MS = 250;
  * @throws {TypeError} when `renew` is not a boolean.
  * @example One origin call across processes
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { coalesce } from "./coalesce.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
+ * import { coalesce, connect, lease, pipeline } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, coalesce(), lease({ leaseMs: 3000, waitMs: 5000 }));
  * console.log(await cache.get("report", () => "expensive"));

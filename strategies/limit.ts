@@ -19,8 +19,11 @@ export interface LimitOptions {
 
 /** The strategy {@linkcode limit} returns, with its settings and live counts. */
 export interface LimitStrategy extends Strategy {
+  /** Always `"limit"`. */
   readonly name: "limit";
+  /** The `concurrency` option: most origin loads in flight at once per cache. */
   readonly concurrency: number;
+  /** The `queueMs` option: how long a load may queue for a free slot before it is shed, in ms. */
   readonly queueMs: number;
   /** Loads running now. */
   readonly active: number;
@@ -49,10 +52,7 @@ interface Queued {
  * @throws {RangeError} when `concurrency` is not a positive integer or `queueMs` not a non-negative integer.
  * @example Four loads at a time, shed after 100 ms in the queue
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { lease } from "./lease.ts";
- * import { limit } from "./limit.ts";
- * import { pipeline } from "./pipeline.ts";
+ * import { connect, lease, limit, pipeline } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const cache = pipeline({ redis, ttlMs: 5000 }, lease(), limit({ concurrency: 4, queueMs: 100 }));
  * console.log(await cache.get("limit-example", () => "v")); // "v"

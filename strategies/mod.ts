@@ -4,8 +4,7 @@
  *
  * @example Coalesce in-process, one owner across processes, jittered TTLs
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { coalesce, jitter, lease, pipeline } from "./mod.ts";
+ * import { coalesce, connect, jitter, lease, pipeline } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, coalesce(), lease(), jitter({ spreadMs: 6_000 }));
  * console.log(await cache.get(["greeting", "en"], () => "hello")); // "hello"

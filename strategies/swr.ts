@@ -18,9 +18,13 @@ export interface SwrOptions {
 
 /** The strategy {@linkcode swr} returns, with its settings. */
 export interface SwrStrategy extends Strategy {
+  /** Always `"swr"`. */
   readonly name: "swr";
+  /** The `staleMs` option: how long past its fresh window an entry is served stale while one refresh runs, in ms. */
   readonly staleMs: number;
+  /** The `ifErrorMs` option: how long after the stale window an entry is still served when its reload fails, in ms. */
   readonly ifErrorMs: number;
+  /** The `maxRefreshes` option: most background refreshes running at once per cache. */
   readonly maxRefreshes: number;
 }
 
@@ -43,10 +47,7 @@ export interface SwrStrategy extends Strategy {
  * @throws {RangeError} when `staleMs` or `ifErrorMs` is not a non-negative integer, or `maxRefreshes` not a positive integer.
  * @example Serve stale for a minute, and for an hour if the origin is down
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
- * import { swr } from "./swr.ts";
+ * import { connect, lease, pipeline, swr } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const cache = pipeline({ redis, ttlMs: 10_000 }, swr({ staleMs: 60_000, ifErrorMs: 3_600_000 }), lease());
  * console.log(await cache.get("swr-example", () => "v")); // "v"

@@ -118,7 +118,9 @@ export type Verdict =
 
 /** What a fill step is asked to do. Strategies pass a copy (`{ ...req, x }`) downstream. */
 export interface FillRequest {
+  /** The data and lease keys of the identity being filled. */
   readonly keys: Keys;
+  /** The identity the caller passed to `get` (handed to the loader). */
   readonly identity: Identity;
   /** The TTL (fresh window) this call publishes with. */
   readonly ttlMs: number;
@@ -286,9 +288,7 @@ export interface CacheStats {
  *
  * @example Wire load durations into your metrics
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { pipeline } from "./pipeline.ts";
- * import type { CacheEvent } from "./types.ts";
+ * import { type CacheEvent, connect, pipeline } from "@herdless/herdless";
  * const durations: number[] = [];
  * const onEvent = (event: CacheEvent) => {
  *   if (event.type === "load-end" && !("error" in event)) durations.push(event.durationMs);
@@ -319,7 +319,9 @@ export type CacheEvent =
 
 /** Services a cache offers the strategies that joined it. */
 export interface CacheContext {
+  /** The Redis connection the pipeline was given: strategies send their own commands (the lease's `SET NX`) here. */
   readonly redis: RedisLike;
+  /** The pipeline's key prefix; every key a strategy writes must start with it. */
   readonly namespace: string;
   /** The channel publications and releases announce the data key on. */
   readonly channel: string;
@@ -327,8 +329,9 @@ export interface CacheContext {
   readonly ttlMs: number;
   /** Per-command timeout used when the caller gave no shorter one. */
   readonly commandTimeoutMs: number;
-  /** The injected clock (durations only) and random source in [0, 1). */
+  /** The injected clock, in ms; use it for durations only, never as a deadline shared with other machines. */
   readonly now: () => number;
+  /** The injected random source, in [0, 1) (jitter draws, poll spreading). */
   readonly random: () => number;
   /**
    * Where a waiter learns that a key was published or its lease dropped.
@@ -375,6 +378,12 @@ export interface Wakeups {
 
 /** A client that can receive RESP3 push frames (our `RedisClient` with `resp: 3`). */
 export interface PushCapable extends RedisLike {
+  /**
+   * Receive every RESP3 push frame (pub/sub messages) this connection gets.
+   *
+   * @param listener called with each push frame's elements, e.g. `["message", channel, payload]`.
+   * @returns a function that removes the listener.
+   */
   onPush(listener: (push: Reply[]) => void): () => void;
 }
 
@@ -397,9 +406,7 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
  *
  * @example A fill strategy that times each fill
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { pipeline } from "./pipeline.ts";
- * import type { Strategy } from "./types.ts";
+ * import { connect, pipeline, type Strategy } from "@herdless/herdless";
  * function timing(): Strategy {
  *   return {
  *     name: "timing",
@@ -425,9 +432,39 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
 export interface Strategy {
   /** Names the strategy in errors and stack traces. */
   readonly name: string;
+  /**
+   * Join a cache: runs once, when `pipeline()` builds it, before any call.
+   * Validate settings against the cache (its TTL) and keep the context.
+   *
+   * @param cache the services of the cache this strategy joins.
+   * @throws {RangeError} when a setting does not fit this cache.
+   */
   attach?(cache: CacheContext): void;
+  /**
+   * Validate a TTL: the pipeline's own when it is built, and each call's `ttlMs` option.
+   *
+   * @param ttlMs the fresh window the call or cache would publish with, in ms.
+   * @throws {RangeError} when this strategy cannot work with that TTL (a jitter spread not below it).
+   */
   checkTtl?(ttlMs: number): void;
+  /**
+   * Judge the entry a read found (read phase). Read strategies run in the
+   * order given, each receiving the previous verdict; the first one sees
+   * `hit` for a fresh entry and `miss` otherwise.
+   *
+   * @param verdict the verdict so far.
+   * @param entry the decoded entry, or `undefined` when the key is absent or unreadable.
+   * @returns the verdict to pass on (the same object when nothing changes).
+   */
   read?(verdict: Verdict, entry: Entry | undefined): Verdict;
+  /**
+   * Wrap the next fill step like middleware (fill phase); the first strategy
+   * given to `pipeline()` is the outermost. The returned function must call
+   * `next` at most once per request, with a copy of it (`{ ...req }`).
+   *
+   * @param next the inner fill step (the next strategy, or finally the origin load and publication).
+   * @returns the fill step this strategy adds, best given a name for stack traces.
+   */
   fill?(next: Fill): Fill;
   /** Wraps each origin call (a loader, or a `loadMany` as one call), innermost last: `limit()` counts these. */
   load?(next: Load): Load;
@@ -435,8 +472,18 @@ export interface Strategy {
   readonly local?: LocalTier;
   /** True when the strategy cannot work without Redis' client tracking (`near()`). */
   readonly needsTracking?: boolean;
+  /**
+   * Shape what is published (write phase), by changing `plan` in place.
+   *
+   * @param plan the windows about to be stored with the value.
+   */
   write?(plan: WritePlan): void;
   /** The most background refreshes this strategy allows at once per cache (swr's `maxRefreshes`). */
   readonly maxRefreshes?: number;
+  /**
+   * Release what `attach` acquired; `cache.close()` awaits it.
+   *
+   * @returns a promise that settles once this strategy holds nothing.
+   */
   close?(): Promise<void>;
 }

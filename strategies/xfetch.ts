@@ -15,7 +15,9 @@ export interface XfetchOptions {
 
 /** The strategy {@linkcode xfetch} returns, with its setting. */
 export interface XfetchStrategy extends Strategy {
+  /** Always `"xfetch"`. */
   readonly name: "xfetch";
+  /** The `beta` option: above 1 refreshes earlier, below 1 later. */
   readonly beta: number;
 }
 
@@ -37,10 +39,7 @@ export interface XfetchStrategy extends Strategy {
  * @throws {RangeError} when `beta` is not a positive finite number.
  * @example Hot keys that never expire under load
  * ```ts
- * import { connect } from "../resp/client.ts";
- * import { lease } from "./lease.ts";
- * import { pipeline } from "./pipeline.ts";
- * import { xfetch } from "./xfetch.ts";
+ * import { connect, lease, pipeline, xfetch } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
  * const cache = pipeline({ redis, ttlMs: 30_000 }, xfetch({ beta: 1 }), lease());
  * console.log(await cache.get("xfetch-example", () => "v")); // "v"

@@ -27,6 +27,14 @@ interface Mini {
 
 type Transport = "net" | "bun";
 
+/** The part of Bun's built-in `RedisClient` this experiment uses (typed here: the bench does not need bun-types). */
+interface BunRedis {
+  connect(): Promise<void>;
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string): Promise<unknown>;
+  close(): void;
+}
+
 async function mini(url: string, transport: Transport): Promise<Mini> {
   const { hostname, port } = new URL(url);
   const writer = new CommandWriter();
@@ -126,7 +134,7 @@ async function open(name: string, url: string): Promise<{ get: Get; set: Set; cl
     const c = await connect(url);
     return { get: (k) => c.send(["GET", k]), set: (k, v) => c.send(["SET", k, v]), close: () => void c.close() };
   }
-  const { RedisClient } = (await import("bun" as string)) as { RedisClient: new (u: string) => any };
+  const { RedisClient } = (await import("bun" as string)) as { RedisClient: new (u: string) => BunRedis };
   const c = new RedisClient(url);
   await c.connect();
   return { get: (k) => c.get(k), set: (k, v) => c.set(k, v), close: () => c.close() };

@@ -1,0 +1,56 @@
+/**
+ * The same product API on `Bun.serve`.
+ *
+ *   npm run example:bun          # from a clone of herdless (REDIS_URL and PORT optional)
+ *   curl http://127.0.0.1:3000/products/42
+ *
+ * In your own project: `bun add herdless`, copy this file, run `bun bun-serve.ts`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
+
+interface Product {
+  id: number;
+  name: string;
+}
+
+// The origin: stands in for your database or upstream API (a 100 ms query).
+async function loadProduct(id: number): Promise<Product | undefined> {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return id <= 1000 ? { id, name: `Product ${id}` } : undefined; // undefined: not found
+}
+
+const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
+const products = pipeline<Product | undefined>(
+  { redis, ttlMs: 60_000, negativeTtlMs: 10_000, namespace: "example-products" },
+  swr({ staleMs: 30_000 }),
+  coalesce(),
+  lease(),
+);
+
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(process.env.PORT ?? 3000),
+  async fetch(req) {
+    const id = /^\/products\/(\d+)$/.exec(new URL(req.url).pathname)?.[1];
+    if (req.method !== "GET" || id === undefined) return new Response(null, { status: 404 });
+    try {
+      const product = await products.get(["product", Number(id)], () => loadProduct(Number(id)), { timeoutMs: 2_000 });
+      return product === undefined ? new Response(null, { status: 404 }) : Response.json(product);
+    } catch (error) {
+      return new Response(null, { status: isTimeoutError(error) ? 504 : 500 });
+    }
+  },
+});
+console.log(`listening on http://127.0.0.1:${server.port}`);
+
+// Stop taking requests, let background refreshes finish, then close Redis.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, async () => {
+    await server.stop();
+    await products.close();
+    await redis.close();
+  });
+}

@@ -1,0 +1,485 @@
+/**
+ * Runs the documentation as a reader would paste it: every ```ts block of
+ * README.md and every JSDoc `@example` of the published modules (mod.ts,
+ * resp/, strategies/), on Node (through tsx), Bun and Deno, against a
+ * redis-server started here on a free loopback port (`REDIS_URL`), and a
+ * 6-node cluster for the examples that read `REDIS_CLUSTER_SEEDS`. Then it
+ * starts each server under examples/ with its npm script, sends one request,
+ * checks the body and stops it.
+ *
+ *   node --import tsx test/support/examples.ts [--runtimes=node,bun,deno] [--no-build] [filter...]
+ *
+ * Each block is written to a scratch directory outside the repository, where
+ * the package resolves only the way it does for a user:
+ * - Node and Bun: `node_modules/herdless` (what `npm install herdless` gives)
+ *   and `node_modules/@herdless/herdless` (what `npx jsr add
+ *   @herdless/herdless` gives) both link to this package, so they load the
+ *   built `dist/` through package.json `exports`, as published to npm;
+ * - Deno: a deno.json import map, `"herdless"` and `"@herdless/herdless"` to
+ *   this package's mod.ts: the line `deno add jsr:@herdless/herdless` (or
+ *   the README's `deno add herdless@jsr:@herdless/herdless`) writes.
+ * The blocks are type-checked there too, by `deno check` (source) and by
+ * strict `tsc` (the published .d.ts). A block may not import a relative
+ * path; README blocks import `herdless`, JSDoc examples `@herdless/herdless`.
+ *
+ * A `console.log(...) // 42` line whose comment is made of literals (numbers,
+ * booleans, null, quoted strings, arrays of them; a trailing `(...)` remark
+ * is ignored) must print each of them: a cheap check of what the comments
+ * promise. Every `npm run X` and `deno task X` in README's sh blocks must
+ * exist.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import process from "node:process";
+import { type RedisServer, startRedis } from "./redis-server.ts";
+import { type RedisCluster, startCluster } from "./redis-cluster.ts";
+
+const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
+const bin = (name: string) => join(root, "node_modules", ".bin", name);
+const RUNTIMES = ["node", "bun", "deno"] as const;
+type Runtime = (typeof RUNTIMES)[number];
+/** A process that runs longer than this has hung: it fails instead of stalling CI. */
+const PROCESS_LIMIT_MS = 60_000;
+
+/** One code block to run. */
+export interface Snippet {
+  /** `README.md:23` or `resp/client.ts:41`: the line of its opening fence. */
+  readonly where: string;
+  readonly code: string;
+  readonly fromReadme: boolean;
+}
+
+// --- extraction ---
+
+/** The ```ts blocks of a markdown text, and the lines of its sh blocks. */
+export function markdownBlocks(text: string, file: string): { snippets: Snippet[]; shell: string[] } {
+  const snippets: Snippet[] = [];
+  const shell: string[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\w*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
+    const lang = open[1]!;
+    if (lang === "ts" || lang === "typescript") {
+      snippets.push({ where: `${file}:${start + 1}`, code: body.join("\n"), fromReadme: true });
+    } else if (lang === "sh" || lang === "bash" || lang === "shell") shell.push(...body);
+  }
+  return { snippets, shell };
+}
+
+/**
+ * The code blocks inside the JSDoc comments of a source file: those tagged
+ * ts, and untagged ones under an `@example` (an untagged block elsewhere is
+ * prose, such as a format diagram).
+ */
+export function jsdocBlocks(text: string, file: string): Snippet[] {
+  const out: Snippet[] = [];
+  const lines = text.split("\n");
+  let inExample = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (/^\s*\/\*\*/.test(lines[i]!)) inExample = false;
+    const tag = /^\s*\*\s*@(\w+)/.exec(lines[i]!);
+    if (tag) inExample = tag[1] === "example";
+    const open = /^\s*\*\s?```(\w*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && !/^\s*\*\s?```\s*$/.test(lines[i]!); i++) {
+      body.push(lines[i]!.replace(/^\s*\* ?/, ""));
+    }
+    const lang = open[1]!;
+    if ((lang === "" && inExample) || lang === "ts" || lang === "typescript") {
+      out.push({ where: `${file}:${start + 1}`, code: body.join("\n"), fromReadme: false });
+    }
+  }
+  return out;
+}
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(join(root, dir)).sort()) {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) sourceFiles(path, out);
+    else if (name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** Literal tokens a `console.log(...) // comment` promises to print, per line; comments in prose are skipped. */
+export function expectedOutput(code: string): string[] {
+  const literal = String.raw`"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?n?|true|false|null|undefined`;
+  const sequence = new RegExp(String.raw`^(?:\[\s*)?(?:${literal})(?:\s*,?\s*\]?\s*,?\s*\[?\s*(?:${literal}))*\s*\]?$`);
+  const out: string[] = [];
+  for (const line of code.split("\n")) {
+    const m = /^\s*(?:await\s+)?console\.log\(.*\);?\s*\/\/\s*(.+?)\s*$/.exec(line);
+    if (!m) continue;
+    const comment = m[1]!.replace(/\s*\([^)]*\)$/, "");
+    if (!sequence.test(comment)) continue;
+    for (const token of comment.match(new RegExp(literal, "g")) ?? []) {
+      out.push(token.startsWith('"') ? JSON.parse(token) as string : token.replace(/n$/, ""));
+    }
+  }
+  return out;
+}
+
+/**
+ * Why a block must not run, or undefined. Its imports must be the published
+ * names (never a relative path), and it may name no IPv4 address outside the
+ * loopback range: examples run here must reach nothing but the servers this
+ * runner starts, so addresses come from env vars (`REDIS_URL`,
+ * `REDIS_CLUSTER_SEEDS`) with loopback defaults.
+ */
+export function importProblem(s: Snippet): string | undefined {
+  const outside = [...s.code.matchAll(/\b(\d{1,3})\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g)].find((m) => m[1] !== "127");
+  if (outside) return `names ${outside[0]}: examples may name loopback addresses only (read others from env vars)`;
+  const specs = [...s.code.matchAll(/\bfrom\s+["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)/g)]
+    .map((m) => m[1] ?? m[2]!);
+  const relativeSpec = specs.find((x) => x.startsWith("."));
+  if (relativeSpec !== undefined) return `imports the relative path "${relativeSpec}": use the published name`;
+  const wrong = s.fromReadme
+    ? specs.find((x) => x === "@herdless/herdless" || x.startsWith("@herdless/herdless/"))
+    : specs.find((x) => x === "herdless" || x.startsWith("herdless/"));
+  if (wrong !== undefined) {
+    return s.fromReadme
+      ? `imports "${wrong}": README blocks import "herdless" (the README tells JSR users how to map it)`
+      : `imports "${wrong}": JSDoc examples import "@herdless/herdless", as jsr.io shows them`;
+  }
+  return undefined;
+}
+
+// --- processes ---
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+  timedOut: boolean;
+}
+
+function run(cmd: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, PROCESS_LIMIT_MS);
+    child.on("error", (e) => (out += `\n${e.message}`));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      done({ code, signal, out, timedOut });
+    });
+  });
+}
+
+function commandFor(runtime: Runtime, file: string, scratch: string): [string, string[]] {
+  switch (runtime) {
+    case "node": {
+      const tsx = pathToFileURL(createRequire(join(root, "package.json")).resolve("tsx")).href;
+      return [process.execPath, ["--import", tsx, file]];
+    }
+    case "bun":
+      return [bin("bun"), [file]];
+    case "deno":
+      return [bin("deno"), ["run", "-A", "--config", join(scratch, "deno.json"), file]];
+  }
+}
+
+// --- the scratch project a reader would have ---
+
+function link(target: string, path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  symlinkSync(target, path, "dir");
+}
+
+function scratchProject(snippets: readonly Snippet[], files: Map<Snippet, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "herdless-examples-"));
+  const modules = join(dir, "node_modules");
+  link(root, join(modules, "herdless"));
+  link(root, join(modules, "@herdless", "herdless"));
+  link(join(root, "node_modules", "@types", "node"), join(modules, "@types", "node"));
+  // Other packages the blocks import (ioredis...) come from this repo's devDependencies.
+  const bare = new Set<string>();
+  for (const s of snippets) {
+    for (const m of s.code.matchAll(/\bfrom\s+["']([^"'.][^"']*)["']/g)) {
+      const spec = m[1]!;
+      if (spec.startsWith("node:") || spec.startsWith("npm:") || spec.startsWith("jsr:")) continue;
+      const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+      if (name !== "herdless" && name !== "@herdless/herdless") bare.add(name);
+    }
+  }
+  for (const name of bare) link(join(root, "node_modules", name), join(modules, name));
+  const mod = pathToFileURL(join(root, "mod.ts")).href;
+  const resp = pathToFileURL(join(root, "resp", "mod.ts")).href;
+  const deno = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { compilerOptions: unknown };
+  writeFileSync(
+    join(dir, "deno.json"),
+    JSON.stringify({
+      imports: { "herdless": mod, "herdless/resp": resp, "@herdless/herdless": mod, "@herdless/herdless/resp": resp },
+      nodeModulesDir: "manual",
+      compilerOptions: deno.compilerOptions,
+    }),
+  );
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        lib: ["ES2022", "DOM"],
+        types: ["node"],
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: true,
+        noEmit: true,
+      },
+      include: ["*.mts"],
+    }),
+  );
+  for (const s of snippets) {
+    const name = s.where.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase() + ".mts";
+    writeFileSync(join(dir, name), s.code + "\n");
+    files.set(s, join(dir, name));
+  }
+  return dir;
+}
+
+/** A stand-in for the README's products API, so its first example needs no network. */
+function fakeApi(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const id = /^\/products\/(\d+)$/.exec(req.url ?? "")?.[1];
+    if (id === undefined) res.writeHead(404).end();
+    else {res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ id: Number(id), name: `Product ${id}` }),
+      );}
+  });
+  return new Promise((done) =>
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      done({ url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`, server });
+    })
+  );
+}
+
+// --- the servers under examples/ ---
+
+interface ServerExample {
+  /** The npm script that runs it, as the README documents. */
+  script: string;
+  file: string;
+}
+
+const SERVER_EXAMPLES: readonly ServerExample[] = [
+  { script: "example", file: "examples/node-http.ts" },
+  { script: "example:hono", file: "examples/hono.ts" },
+  { script: "example:deno", file: "examples/deno-serve.ts" },
+  { script: "example:bun", file: "examples/bun-serve.ts" },
+];
+
+/** Start one server example, wait for its "listening on" line, request a product, stop it. */
+async function exerciseServer(example: ServerExample, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const scripts = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
+    .scripts;
+  const command = scripts[example.script];
+  if (command === undefined) return `package.json has no "${example.script}" script`;
+  if (!command.includes(example.file)) return `"${example.script}" does not run ${example.file}`;
+  // What `npm run` does, minus npm in between (so SIGTERM reaches the server itself).
+  const child: ChildProcess = spawn("sh", ["-c", `exec ${command}`], {
+    cwd: root,
+    env: { ...env, PORT: "0", PATH: `${join(root, "node_modules", ".bin")}:${env.PATH ?? ""}` },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
+  const listening = new Promise<string>((done, fail) => {
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) done(m[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d) => (out += d));
+    void exited.then((code) => fail(new Error(`exited with ${code} before listening`)));
+  });
+  const limit = setTimeout(() => child.kill("SIGKILL"), PROCESS_LIMIT_MS);
+  try {
+    const url = await listening;
+    const res = await fetch(`${url}/products/42`);
+    const body = await res.text();
+    if (res.status !== 200 || body !== JSON.stringify({ id: 42, name: "Product 42" })) {
+      return `GET /products/42 answered ${res.status} ${body}\n${out}`;
+    }
+    const missing = await fetch(`${url}/products/5000`);
+    await missing.body?.cancel();
+    if (missing.status !== 404) return `GET /products/5000 (not found) answered ${missing.status}\n${out}`;
+    child.kill("SIGTERM");
+    const code = await exited;
+    if (code !== 0) return `exited with ${code} after SIGTERM (expected a clean shutdown)\n${out}`;
+    return undefined;
+  } catch (error) {
+    child.kill("SIGKILL");
+    return `${(error as Error).message}\n${out}`;
+  } finally {
+    clearTimeout(limit);
+  }
+}
+
+// --- main ---
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const runtimes = (args.find((a) => a.startsWith("--runtimes="))?.slice("--runtimes=".length).split(",") ??
+    [...RUNTIMES]) as Runtime[];
+  for (const r of runtimes) if (!RUNTIMES.includes(r)) throw new Error(`unknown runtime ${r}`);
+  const filters = args.filter((a) => !a.startsWith("--"));
+  const started = Date.now();
+  const failures: string[] = [];
+  let passed = 0;
+
+  // Extract.
+  const readme = markdownBlocks(readFileSync(join(root, "README.md"), "utf8"), "README.md");
+  let snippets: Snippet[] = [...readme.snippets];
+  for (const file of ["mod.ts", ...sourceFiles("resp"), ...sourceFiles("strategies")]) {
+    snippets.push(...jsdocBlocks(readFileSync(join(root, file), "utf8"), file));
+  }
+  snippets = snippets.filter((s) => filters.length === 0 || filters.some((f) => s.where.includes(f)));
+
+  // README commands that must exist.
+  const scripts = Object.keys(
+    (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    }).scripts,
+  );
+  const tasks = Object.keys(
+    (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { tasks?: Record<string, string> }).tasks ?? {},
+  );
+  for (const line of readme.shell) {
+    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) {
+      if (!scripts.includes(m[1]!)) failures.push(`README.md: \`npm run ${m[1]}\` is not a script in package.json`);
+    }
+    for (const m of line.matchAll(/\bdeno task ([\w:-]+)/g)) {
+      if (!tasks.includes(m[1]!)) failures.push(`README.md: \`deno task ${m[1]}\` is not a task in deno.json`);
+    }
+  }
+  const refused = new Set<Snippet>();
+  for (const s of snippets) {
+    const problem = importProblem(s);
+    if (problem !== undefined) {
+      failures.push(`${s.where}: ${problem}`);
+      refused.add(s);
+    }
+  }
+
+  if (!args.includes("--no-build")) {
+    const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
+    if (build.status !== 0) throw new Error("npm run build failed");
+  }
+
+  const files = new Map<Snippet, string>();
+  const scratch = scratchProject(snippets, files);
+  const servers = new Map<Runtime, RedisServer>();
+  let cluster: RedisCluster | undefined;
+  let api: { url: string; server: Server } | undefined;
+  try {
+    // Type-check every block: against the source (Deno) and the published .d.ts (tsc).
+    if (snippets.length > 0) {
+      const denoCheck = await run(bin("deno"), ["check", "--config", join(scratch, "deno.json"), ...files.values()], {
+        cwd: scratch,
+        env: { ...process.env, NO_COLOR: "1" },
+      });
+      if (denoCheck.code !== 0) failures.push(`deno check of the examples failed:\n${denoCheck.out}`);
+      else passed++;
+      const tsc = await run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", scratch], {
+        cwd: scratch,
+        env: process.env,
+      });
+      if (tsc.code !== 0) {
+        failures.push(`strict tsc of the examples (against dist/*.d.ts) failed:\n${tsc.out.replaceAll(scratch, "")}`);
+      } else passed++;
+    }
+
+    api = await fakeApi();
+    const needsCluster = snippets.some((s) => !refused.has(s) && s.code.includes("REDIS_CLUSTER_SEEDS"));
+    await Promise.all([
+      ...runtimes.map(async (r) => servers.set(r, await startRedis())),
+      needsCluster ? startCluster().then((c) => (cluster = c)) : undefined,
+    ]);
+
+    // Each runtime runs its blocks one after another, against its own server; the runtimes run side by side.
+    await Promise.all(runtimes.map(async (runtime) => {
+      const server = servers.get(runtime)!;
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        NO_COLOR: "1",
+        REDIS_URL: server.url,
+        PRODUCTS_API: api!.url,
+        ...(cluster ? { REDIS_CLUSTER_SEEDS: cluster.seeds.join(",") } : {}),
+      };
+      for (const s of snippets) {
+        if (refused.has(s)) continue; // never run: counted as failed above
+        server.cli("FLUSHALL");
+        const [cmd, cmdArgs] = commandFor(runtime, files.get(s)!, scratch);
+        const r = await run(cmd, cmdArgs, { cwd: scratch, env });
+        const missing = expectedOutput(s.code).filter((token) => !r.out.includes(token));
+        if (r.timedOut) failures.push(`${s.where} on ${runtime}: still running after ${PROCESS_LIMIT_MS} ms\n${r.out}`);
+        else if (r.code !== 0) failures.push(`${s.where} on ${runtime}: exited with ${r.code ?? r.signal}\n${r.out}`);
+        else if (missing.length > 0) {
+          failures.push(
+            `${s.where} on ${runtime}: its comments promise ${JSON.stringify(missing)}, printed:\n${r.out}`,
+          );
+        } else passed++;
+      }
+    }));
+
+    // The servers under examples/, one request each.
+    if (filters.length === 0 || filters.some((f) => f.startsWith("examples"))) {
+      let server = servers.get("node");
+      if (server === undefined) servers.set("node", server = await startRedis());
+      for (const example of SERVER_EXAMPLES) {
+        server.cli("FLUSHALL");
+        const problem = await exerciseServer(example, { ...process.env, REDIS_URL: server.url });
+        if (problem !== undefined) failures.push(`${example.file} (npm run ${example.script}): ${problem}`);
+        else passed++;
+      }
+    }
+  } finally {
+    api?.server.close();
+    await Promise.all([...servers.values()].map((s) => s.stop()));
+    await cluster?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+
+  for (const f of failures) console.error(`\nFAIL ${f}`);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(
+    `\nexamples: ${snippets.length} blocks (${readme.snippets.length} in README.md) x ${runtimes.join(", ")}, ` +
+      `type checks, ${SERVER_EXAMPLES.length} servers in examples/, in ${seconds} s`,
+  );
+  console.log(`${passed} passed, ${failures.length} failed`);
+  return failures.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
