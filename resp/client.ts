@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { listenAbort } from "./_abort.ts";
 import { Command, commandName, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
 import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
@@ -69,6 +70,7 @@ export class RedisClient implements RedisLike {
   #subscriptions = new Subscriptions();
   readonly #hooks: ConnectionHooks;
   #idle: (() => void) | undefined;
+  readonly #checkIdle = (): void => this.#maybeIdle();
   #closedPromise: Promise<void> | undefined;
   /** Settles when the first connection is ready or has failed. */
   readonly ready: Promise<void>;
@@ -165,13 +167,9 @@ export class RedisClient implements RedisLike {
       cmd.deadlines = this.#deadlines;
       this.#deadlines.add(cmd);
     }
-    if (signal !== undefined) {
+    if (listenAbort(signal, cmd)) {
       cmd.signal = signal;
-      cmd.onAbort = () => {
-        cmd.fail(signal.reason);
-        this.#maybeIdle();
-      };
-      signal.addEventListener("abort", cmd.onAbort, { once: true });
+      cmd.onAborted = this.#checkIdle;
     }
     if (this.#connected) this.#conn!.send(cmd);
     else this.#offline.push(cmd);
@@ -204,7 +202,7 @@ export class RedisClient implements RedisLike {
         // connection drops meanwhile (or destroy() is called).
         await new Promise<void>((resolve) => {
           this.#idle = resolve;
-          this.#conn!.onSettle = () => this.#maybeIdle();
+          this.#conn!.onSettle = this.#checkIdle;
           this.#maybeIdle();
         });
       }

@@ -38,9 +38,9 @@ export class CrossSlotError extends Error {
    */
   constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
     super(
-      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${
-        slots[1]
-      }); ` +
+      `Cannot send ${command}: its keys hash to different slots (${showKey(keys[0])} -> ${slots[0]}, ${
+        showKey(keys[1])
+      } -> ${slots[1]}); ` +
         "give keys used together a shared {hash tag}",
     );
     this.name = "CrossSlotError";
@@ -84,7 +84,7 @@ export function keySlot(key: Arg): number {
 }
 
 /** A key as an error message shows it: quoted and cut short, or its byte count. */
-function show(key: Arg): string {
+function showKey(key: Arg): string {
   if (key instanceof Uint8Array) return `<${key.length} bytes>`;
   const s = String(key);
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);

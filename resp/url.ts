@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { show } from "./_validate.ts";
 
 /** What a connection URL says. */
 export interface RedisUrl {
@@ -34,7 +35,7 @@ export function parseRedisUrl(url: string): RedisUrl {
   try {
     parsed = new URL(url);
   } catch (cause) {
-    throw new TypeError(`Cannot connect: 'url' is not a valid URL, got ${JSON.stringify(url)}`, { cause });
+    throw new TypeError(`Cannot connect: 'url' is not a valid URL, got ${show(url)}`, { cause });
   }
   const out: RedisUrl = {};
   const scheme = parsed.protocol;
@@ -50,7 +51,7 @@ export function parseRedisUrl(url: string): RedisUrl {
   }
   if (scheme !== "redis:" && scheme !== "rediss:") {
     throw new TypeError(
-      `Cannot connect: 'url' must start with redis://, rediss:// or unix://, got ${JSON.stringify(url)}`,
+      `Cannot connect: 'url' must start with redis://, rediss:// or unix://, got ${show(url)}`,
     );
   }
   out.tls = scheme === "rediss:";
@@ -67,7 +68,7 @@ export function parseRedisUrl(url: string): RedisUrl {
 function parseDb(text: string, url: string): number {
   if (!/^\d+$/.test(text)) {
     throw new TypeError(
-      `Cannot connect: the database in 'url' must be a non-negative integer, got ${JSON.stringify(url)}`,
+      `Cannot connect: the database in 'url' must be a non-negative integer, got ${show(url)}`,
     );
   }
   return Number(text);
