@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type PushListener } from "./client.ts";
+import type { PushListener } from "./client.ts";
 import { ClusterNodes } from "./_cluster_nodes.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
 import { Redirector, RETRYABLE } from "./_cluster_redirect.ts";

@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Decoder } from "../../resp/decode.ts";
-import { isProtocolError, ProtocolError, RedisReplyError } from "../../resp/errors.ts";
+import { isProtocolError, type ProtocolError, RedisReplyError } from "../../resp/errors.ts";
 import type { Reply } from "../../resp/types.ts";
 
 /** FUZZ_SCALE=20 runs twenty times as many cases (a deeper local hunt); CI runs the default. */

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, ConnectionError, RedisClient, RedisReplyError, TimeoutError } from "../../resp/mod.ts";
+import { connect, ConnectionError, type RedisClient, RedisReplyError, TimeoutError } from "../../resp/mod.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";

@@ -16,7 +16,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const options = suite("connectCluster() options");
 
-options("every setting is validated up front, naming it", async () => {
+options("every setting is validated up front, naming it", () => {
   const bad: [unknown, string][] = [
     [[], "Cannot connect to cluster: 'seeds' must be a non-empty array of URLs or host:port strings"],
     [{ seeds: "redis://x" }, "Cannot connect to cluster: 'seeds' must be a non-empty array"],
@@ -639,7 +639,7 @@ failover(
     try {
       // Until the node is seen gone a command may still be written to it (and
       // fail as lost); after that each client's own waiting rule applies.
-      const expect = async (send: () => Promise<unknown>, check: (e: unknown) => boolean) =>
+      const expect = (send: () => Promise<unknown>, check: (e: unknown) => boolean) =>
         until(() => send().then(() => false, (e: unknown) => check(e)), 5000, 1);
       await expect(() => strict.send(["GET", victimKey]), (e) =>
         isConnectionError(e) &&

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, RedisClient, RedisReplyError } from "../../resp/mod.ts";
+import { connect, type RedisClient, RedisReplyError } from "../../resp/mod.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 
 // Every RESP2 and RESP3 type, produced by a real server (HELLO 3 and DEBUG PROTOCOL).

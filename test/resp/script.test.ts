@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createHash } from "node:crypto";
-import { connect, RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
+import { connect, type RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
 import type { Arg, RedisLike, SendOptions } from "../../resp/mod.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
