@@ -66,3 +66,22 @@ export function commandName(cmd: Command): string {
   const first = cmd.args[0];
   return typeof first === "string" ? first.toUpperCase() : "(binary)";
 }
+
+/** Why `command` cannot be sent (not a non-empty array of strings, finite numbers and bytes), or undefined. */
+export function checkArgs(command: readonly Arg[]): TypeError | undefined {
+  if (!Array.isArray(command) || command.length === 0) {
+    return new TypeError("Cannot send: 'command' must be a non-empty array");
+  }
+  for (let i = 0; i < command.length; i++) {
+    const a = command[i];
+    const t = typeof a;
+    if (t === "string" || a instanceof Uint8Array) continue;
+    if (t === "number" && Number.isFinite(a)) continue;
+    return new TypeError(
+      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
+        a === null ? "null" : t === "number" ? String(a) : t
+      }`,
+    );
+  }
+  return undefined;
+}

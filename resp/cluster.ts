@@ -28,8 +28,9 @@ export interface ClusterStats {
   asked: number;
   /** Commands tried again after TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN or an unreachable node. */
   retried: number;
-  /** Slot map reads that succeeded, and that failed on every node. */
+  /** Slot map reads that succeeded. */
   refreshes: number;
+  /** Slot map reads that failed on every node. */
   refreshFailures: number;
 }
 
@@ -39,10 +40,12 @@ export interface ClusterStats {
  * `ConnectionError` when no seed answers.
  *
  * @param seeds node URLs (`redis://host:port`, `host:port`), or options with `seeds`.
+ * @returns the client, once the slot map is read and every primary's first connection attempt has ended.
  * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {ConnectionError} (as a rejection) when no seed gives a slot map.
  * @example Point herdless at a cluster
  * ```ts
- * import { connectCluster } from "./cluster.ts";
+ * import { connectCluster } from "@herdless/herdless";
  * const cluster = await connectCluster(["redis://127.0.0.1:7000", "redis://127.0.0.1:7001"]);
  * await cluster.send(["SET", "{user:1}:name", "Ada"]);
  * console.log(await cluster.send(["GET", "{user:1}:name"])); // "Ada"
@@ -80,9 +83,7 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  *
  * @example A cache on a cluster
  * ```ts
- * import { connectCluster } from "./cluster.ts";
- * import { lease } from "../strategies/lease.ts";
- * import { pipeline } from "../strategies/pipeline.ts";
+ * import { connectCluster, lease, pipeline } from "@herdless/herdless";
  * const redis = await connectCluster({ seeds: ["redis://127.0.0.1:7000"], resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, lease());
  * console.log(await cache.get("answer", () => 42)); // 42
@@ -105,7 +106,11 @@ export class ClusterClient implements RedisLike {
   /** Settles when the first slot map has been read and every primary's first connection attempt has ended. */
   readonly ready: Promise<void>;
 
-  /** Prefer {@linkcode connectCluster}, which validates options and waits for the slot map. */
+  /**
+   * Start reading the slot map. Prefer {@linkcode connectCluster}, which validates options and waits for it.
+   *
+   * @param options options already resolved and checked.
+   */
   constructor(options: ResolvedClusterOptions) {
     this.#o = options;
     this.#nodes = new ClusterNodes(options, this.#stats, () => {
@@ -143,12 +148,21 @@ export class ClusterClient implements RedisLike {
     return this.#inflight;
   }
 
-  /** A copy of the counters (redirections followed, retries, slot map reads). */
+  /**
+   * A copy of the counters (redirections followed, retries, slot map reads).
+   *
+   * @returns a snapshot; later redirections do not change it.
+   */
   stats(): ClusterStats {
     return { ...this.#stats };
   }
 
-  /** `host:port` of the primary the slot map names for this key's slot, or `undefined` when no one serves it. */
+  /**
+   * Which primary the slot map names for a key's slot.
+   *
+   * @param key a key, as a command would carry it.
+   * @returns its `host:port`, or `undefined` when no one serves the slot.
+   */
   nodeFor(key: Arg): string | undefined {
     return this.#nodes.owner(keySlot(key));
   }
@@ -157,12 +171,14 @@ export class ClusterClient implements RedisLike {
    * Send one command to the node that serves it and resolve with its reply.
    *
    * @param command the command and its arguments, e.g. `["GET", "{user:1}:name"]`.
+   * @param options a timeout (counted from this call, across redirections), an abort signal, bytes instead of strings.
+   * @returns the decoded reply.
    * @throws {CrossSlotError} (as a rejection) when its keys hash to different slots.
    * @throws {TimeoutError} when `timeoutMs` (counted from this call, across retries) runs out.
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
    * @example A counter with a deadline
    * ```ts
-   * import { connectCluster } from "./cluster.ts";
+   * import { connectCluster } from "@herdless/herdless";
    * const cluster = await connectCluster(["127.0.0.1:7000"]);
    * console.log(await cluster.send(["INCR", "visits"], { timeoutMs: 500 }));
    * await cluster.close();
@@ -217,11 +233,13 @@ export class ClusterClient implements RedisLike {
 
   /**
    * Listen to pub/sub messages (and other push frames) of the subscriber
-   * connection. Returns the function that stops listening.
+   * connection.
    *
+   * @param listener called with each push frame, in order.
+   * @returns the function that stops listening.
    * @example Subscribe through the cluster
    * ```ts
-   * import { connectCluster } from "./cluster.ts";
+   * import { connectCluster } from "@herdless/herdless";
    * const cluster = await connectCluster(["127.0.0.1:7000"]);
    * cluster.onPush((push) => console.log(push)); // ["message", "news", "hello"]
    * await cluster.send(["SUBSCRIBE", "news"]);
@@ -233,7 +251,12 @@ export class ClusterClient implements RedisLike {
     return this.#subscriber.onPush(listener);
   }
 
-  /** Wait for every command already issued to settle, then close every connection. */
+  /**
+   * Wait for every command already issued to settle (redirected and waiting
+   * ones included), then close every connection.
+   *
+   * @returns a promise that settles once every connection is closed; the same one on every call.
+   */
   close(): Promise<void> {
     if (this.#closedPromise) return this.#closedPromise;
     this.#closing = true;

@@ -18,7 +18,7 @@ import { intInRange, optionsObject, positiveInt } from "./_validate.ts";
  *
  * @example Settle pending commands in order, route pushes elsewhere
  * ```ts
- * import { Decoder, type DecoderHandlers } from "./decode.ts";
+ * import { Decoder, type DecoderHandlers } from "@herdless/herdless/resp";
  * const pending: ((value: unknown) => void)[] = [];
  * const handlers: DecoderHandlers = {
  *   reply: (value) => pending.shift()?.(value),
@@ -32,10 +32,16 @@ export interface DecoderHandlers {
   /**
    * A complete top-level reply (never a push). An error reply arrives here
    * as a `RedisReplyError` value; the caller decides to reject with it.
-   * `attribute` is the RESP3 attribute (`|`) that preceded it, if any.
+   *
+   * @param value the reply.
+   * @param attribute the RESP3 attribute (`|`) that preceded it, if any.
    */
   reply(value: Reply, attribute: ReplyMap | undefined): void;
-  /** A top-level RESP3 push (`>`). It never takes a command's reply slot. */
+  /**
+   * A top-level RESP3 push (`>`). It never takes a command's reply slot.
+   *
+   * @param value the push frame's elements, its kind first (e.g. `"message"`).
+   */
   push(value: Reply[]): void;
 }
 
@@ -46,7 +52,7 @@ export interface DecoderHandlers {
  *
  * @example Tighter limits for an untrusted server
  * ```ts
- * import { Decoder } from "./decode.ts";
+ * import { Decoder } from "@herdless/herdless/resp";
  * const decoder = new Decoder(
  *   { reply: console.log, push: console.log },
  *   { maxBulkBytes: 1 << 20, maxAggregateLength: 100_000, maxDepth: 64 },
@@ -100,7 +106,7 @@ function limit(name: string, value: unknown): number {
  *
  * @example Decode replies split across chunks
  * ```ts
- * import { Decoder } from "./decode.ts";
+ * import { Decoder } from "@herdless/herdless/resp";
  * const decoder = new Decoder({
  *   reply: (value) => console.log("reply", value),
  *   push: (value) => console.log("push", value),
@@ -126,9 +132,12 @@ export class Decoder {
   #feeding = false;
 
   /**
+   * A decoder at the start of a stream.
+   *
    * @param handlers Receive replies and pushes.
    * @param options Limits on sizes and depth.
    * @throws {RangeError} When a limit is not an integer in range.
+   * @throws {TypeError} When `options` is not an object.
    */
   constructor(handlers: DecoderHandlers, options: DecoderOptions = {}) {
     const o = optionsObject<DecoderOptions>(WHERE, options);

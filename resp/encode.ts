@@ -18,7 +18,7 @@ import { optionsObject, positiveInt } from "./_validate.ts";
  *
  * @example Start small
  * ```ts
- * import { CommandWriter } from "./encode.ts";
+ * import { CommandWriter } from "@herdless/herdless/resp";
  * const writer = new CommandWriter({ initialBytes: 1024 });
  * writer.push(["PING"]);
  * console.log(writer.take().length); // 14
@@ -86,7 +86,7 @@ function describe(value: unknown): string {
  *
  * @example Pipeline two commands into one write
  * ```ts
- * import { CommandWriter } from "./encode.ts";
+ * import { CommandWriter } from "@herdless/herdless/resp";
  * const writer = new CommandWriter();
  * writer.push(["SET", "k", "v"]);
  * writer.push(["GET", "k"]);
@@ -103,6 +103,8 @@ export class CommandWriter {
   #initial: number;
 
   /**
+   * An empty writer.
+   *
    * @param options Initial capacity.
    * @throws {RangeError} When `initialBytes` is not a positive integer.
    */
@@ -327,7 +329,7 @@ const shared = new CommandWriter({ initialBytes: 4096 });
  *
  * @example Encode a SET
  * ```ts
- * import { encodeCommand } from "./encode.ts";
+ * import { encodeCommand } from "@herdless/herdless/resp";
  * const bytes = encodeCommand(["SET", "key", 42]);
  * console.log(new TextDecoder().decode(bytes));
  * // "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$2\r\n42\r\n"

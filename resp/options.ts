@@ -20,14 +20,15 @@ export interface ReconnectOptions {
 export interface ConnectOptions {
   /** `redis://`, `rediss://` or `unix://` URL. */
   url?: string;
-  /** @default {"127.0.0.1"} */
+  /** Host name or IP address of the server. @default {"127.0.0.1"} */
   host?: string;
-  /** @default {6379} */
+  /** TCP port of the server. @default {6379} */
   port?: number;
   /** Unix socket path (instead of host and port). */
   path?: string;
   /** ACL user name (with `password`). */
   username?: string;
+  /** Password sent with AUTH (or HELLO's AUTH) on every (re)connect; with `username` for an ACL user. */
   password?: string;
   /** Database selected on every (re)connect. @default {0} */
   db?: number;
@@ -49,7 +50,7 @@ export interface ConnectOptions {
   reconnect?: ReconnectOptions | false;
 }
 
-/** Options with defaults applied and values checked. */
+/** Options with defaults applied and values checked: what `RedisClient` runs on. */
 export interface ResolvedOptions {
   host: string;
   port: number;

@@ -15,7 +15,7 @@ import type { Arg } from "./types.ts";
  *
  * @example Give related keys a shared hash tag
  * ```ts
- * import { connectCluster, isCrossSlotError } from "./cluster.ts";
+ * import { connectCluster, isCrossSlotError } from "@herdless/herdless";
  * const cluster = await connectCluster(["redis://127.0.0.1:7000"]);
  * await cluster.send(["MGET", "a", "b"]).catch((e) => console.log(isCrossSlotError(e))); // true
  * await cluster.send(["MGET", "{user:1}:a", "{user:1}:b"]); // one slot: fine
@@ -32,6 +32,8 @@ export class CrossSlotError extends Error {
   /** Their slots, in the same order. */
   readonly slots: readonly [number, number];
   /**
+   * The error for `command`, naming two of its keys and their slots.
+   *
    * @param command the command's name.
    * @param keys two keys of it in different slots.
    * @param slots their slots.
@@ -55,9 +57,11 @@ export class CrossSlotError extends Error {
  * True when `e` is a {@linkcode CrossSlotError} from any copy of herdless
  * (a Deno copy and an npm copy of the package can both be loaded).
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is a cross-slot error (then `e.keys` and `e.slots` are there).
+ * @example Check for one
  * ```ts
- * import { CrossSlotError, isCrossSlotError } from "./slot.ts";
+ * import { CrossSlotError, isCrossSlotError } from "@herdless/herdless";
  * console.log(isCrossSlotError(new CrossSlotError("MGET", ["a", "b"], [15495, 3300]))); // true
  * ```
  */
@@ -69,9 +73,12 @@ export function isCrossSlotError(e: unknown): e is CrossSlotError {
  * The cluster slot (0..16383) of a key: CRC16 of the key, or of its hash tag
  * (the part between the first `{` and the next `}`, when not empty).
  *
+ * @param key a key, as a command would carry it.
+ * @returns its slot.
+ * @throws {TypeError} when `key` is not a string, number or Uint8Array.
  * @example Keys that share a hash tag share a slot
  * ```ts
- * import { keySlot } from "./slot.ts";
+ * import { keySlot } from "@herdless/herdless";
  * console.log(keySlot("foo")); // 12182
  * console.log(keySlot("{user:1}:profile") === keySlot("{user:1}:lease")); // true
  * ```

@@ -5,15 +5,21 @@
  */
 import { show } from "./_validate.ts";
 
-/** What a connection URL says. */
+/** What a connection URL says; a field the URL leaves out is absent. */
 export interface RedisUrl {
+  /** Host name or address, IPv6 without its brackets. */
   host?: string;
+  /** TCP port. */
   port?: number;
   /** Unix socket path. */
   path?: string;
+  /** ACL user name, percent-decoded. */
   username?: string;
+  /** Password, percent-decoded. */
   password?: string;
+  /** Database number (the path of a `redis://` URL, `?db=` of a unix one). */
   db?: number;
+  /** True for `rediss://`. */
   tls?: boolean;
 }
 
@@ -22,10 +28,12 @@ export interface RedisUrl {
  * `rediss://...` (TLS), or `unix:///path/to.sock[?db=N&password=...&username=...]`
  * (`redis+unix://` too). User and password are percent-decoded.
  *
+ * @param url the connection URL.
+ * @returns what it says, field by field.
  * @throws {TypeError} when the URL is malformed or its scheme is not one of those.
- * @example
+ * @example Read a URL with a user, a password and a database
  * ```ts
- * import { parseRedisUrl } from "./url.ts";
+ * import { parseRedisUrl } from "@herdless/herdless";
  * console.log(parseRedisUrl("redis://default:s3cret@127.0.0.1:6380/2"));
  * // { host: "127.0.0.1", port: 6380, username: "default", password: "s3cret", db: 2, tls: false }
  * ```
