@@ -30,6 +30,25 @@ export function onAbort(signal: AbortSignal | undefined, listener: () => void): 
 }
 
 /**
+ * Listen for `signal`'s abort with `listener` until {@linkcode unlistenAbort}:
+ * the form for a hot path, where the stop function {@linkcode onAbort}
+ * returns would be one more closure per call (a command passes itself, an
+ * object with `handleEvent`, so a command with a signal costs no closure at
+ * all). Returns whether it listens: not for `undefined`, {@linkcode NEVER}
+ * or a signal already aborted (the caller's to check first).
+ */
+export function listenAbort(signal: AbortSignal | undefined, listener: EventListenerObject): boolean {
+  if (signal === undefined || signal === NEVER || signal.aborted) return false;
+  signal.addEventListener("abort", listener, { once: true });
+  return true;
+}
+
+/** Stop a listener added by {@linkcode listenAbort}. */
+export function unlistenAbort(signal: AbortSignal, listener: EventListenerObject): void {
+  signal.removeEventListener("abort", listener);
+}
+
+/**
  * Settle with `promise`, or reject with `signal.reason` as soon as `signal`
  * aborts. The promise itself keeps running (its owner tracks it).
  */

@@ -2,6 +2,7 @@
  * One command's life: queued, written, settled. Kept as a plain class with
  * fixed fields so the hot path allocates one object and one promise per call.
  */
+import { unlistenAbort } from "./_abort.ts";
 import type { Deadline, Deadlines } from "./_deadlines.ts";
 import type { Arg, Reply, ReplyMap } from "./types.ts";
 
@@ -9,7 +10,7 @@ export const QUEUED = 0;
 export const WRITTEN = 1;
 export const SETTLED = 2;
 
-export class Command implements Deadline {
+export class Command implements Deadline, EventListenerObject {
   state = QUEUED;
   deadline = Infinity;
   heapIndex = -1;
@@ -20,8 +21,10 @@ export class Command implements Deadline {
   issuedAt = 0;
   /** Replies still expected: SUBSCRIBE a b c gets one confirmation per channel. */
   expect = 1;
+  /** The caller's signal, set only while this command listens to it (it is its own listener: {@linkcode Command.handleEvent}). */
   signal: AbortSignal | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
+  /** Told after an abort settled this command: the client's close() may be waiting for its last command. */
+  onAborted: (() => void) | undefined = undefined;
   onAttribute: ((attribute: ReplyMap) => void) | undefined = undefined;
   resolve!: (value: Reply) => void;
   reject!: (error: unknown) => void;
@@ -41,10 +44,20 @@ export class Command implements Deadline {
     this.reject(error);
   }
 
+  /**
+   * The signal aborted: reject with its reason. The command listens with
+   * itself (an `EventListenerObject`), so a signal costs no closure per call;
+   * one not yet written is then never written.
+   */
+  handleEvent(): void {
+    this.fail(this.signal!.reason);
+    this.onAborted?.();
+  }
+
   #finish(): void {
     this.state = SETTLED;
     if (this.heapIndex >= 0) this.deadlines!.remove(this);
-    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort);
+    if (this.signal !== undefined) unlistenAbort(this.signal, this);
   }
 }
 
@@ -52,4 +65,23 @@ export class Command implements Deadline {
 export function commandName(cmd: Command): string {
   const first = cmd.args[0];
   return typeof first === "string" ? first.toUpperCase() : "(binary)";
+}
+
+/** Why `command` cannot be sent (not a non-empty array of strings, finite numbers and bytes), or undefined. */
+export function checkArgs(command: readonly Arg[]): TypeError | undefined {
+  if (!Array.isArray(command) || command.length === 0) {
+    return new TypeError("Cannot send: 'command' must be a non-empty array");
+  }
+  for (let i = 0; i < command.length; i++) {
+    const a = command[i];
+    const t = typeof a;
+    if (t === "string" || a instanceof Uint8Array) continue;
+    if (t === "number" && Number.isFinite(a)) continue;
+    return new TypeError(
+      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
+        a === null ? "null" : t === "number" ? String(a) : t
+      }`,
+    );
+  }
+  return undefined;
 }

@@ -137,24 +137,22 @@ export class CutPayload {
 
 /** The parts of a streamed string (`$?` then `;<n>` parts, ended by `;0`), joined once at its end. */
 export class StreamedString {
-  #parts: Uint8Array[] | null = null;
+  #parts: Uint8Array[] = [];
+  /** True between `$?` and its `;0`. A field, not a getter: the parser reads it for every token. */
+  active = false;
   /** Bytes received so far, for the `maxBulkBytes` check. */
   length = 0;
-
-  /** True between `$?` and its `;0`. */
-  get active(): boolean {
-    return this.#parts !== null;
-  }
 
   /** `$?` starts one. */
   start(): void {
     this.#parts = [];
     this.length = 0;
+    this.active = true;
   }
 
   /** One part's bytes, a copy the string may keep. */
   add(bytes: Uint8Array): void {
-    this.#parts!.push(bytes);
+    this.#parts.push(bytes);
     this.length += bytes.length;
   }
 
@@ -164,10 +162,11 @@ export class StreamedString {
    * @param bin buffers mode: the bytes, else the UTF-8 text.
    */
   end(bin: boolean): Uint8Array | string {
-    const parts = this.#parts!;
+    const parts = this.#parts;
     const total = this.length;
-    this.#parts = null;
+    this.#parts = [];
     this.length = 0;
+    this.active = false;
     const out = bin ? new Uint8Array(total) : Buffer.allocUnsafe(total);
     let at = 0;
     for (const part of parts) {

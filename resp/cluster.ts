@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type PushListener } from "./client.ts";
+import type { PushListener } from "./client.ts";
 import { ClusterTracking } from "./_cluster_tracking.ts";
 import { ClusterNodes } from "./_cluster_nodes.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
@@ -29,8 +29,9 @@ export interface ClusterStats {
   asked: number;
   /** Commands tried again after TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN or an unreachable node. */
   retried: number;
-  /** Slot map reads that succeeded, and that failed on every node. */
+  /** Slot map reads that succeeded. */
   refreshes: number;
+  /** Slot map reads that failed on every node. */
   refreshFailures: number;
 }
 
@@ -40,7 +41,9 @@ export interface ClusterStats {
  * `ConnectionError` when no seed answers.
  *
  * @param seeds node URLs (`redis://host:port`, `host:port`), or options with `seeds`.
+ * @returns the client, once the slot map is read and every primary's first connection attempt has ended.
  * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {ConnectionError} (as a rejection) when no seed gives a slot map.
  * @example Point herdless at a cluster
  * ```ts
  * import { connectCluster } from "@herdless/herdless";
@@ -108,7 +111,11 @@ export class ClusterClient implements RedisLike, TrackingClient {
   /** Settles when the first slot map has been read and every primary's first connection attempt has ended. */
   readonly ready: Promise<void>;
 
-  /** Prefer {@linkcode connectCluster}, which validates options and waits for the slot map. */
+  /**
+   * Start reading the slot map. Prefer {@linkcode connectCluster}, which validates options and waits for it.
+   *
+   * @param options options already resolved and checked.
+   */
   constructor(options: ResolvedClusterOptions) {
     this.#o = options;
     this.#nodes = new ClusterNodes(options, this.#stats, () => {
@@ -188,12 +195,21 @@ export class ClusterClient implements RedisLike, TrackingClient {
     return this.#inflight;
   }
 
-  /** A copy of the counters (redirections followed, retries, slot map reads). */
+  /**
+   * A copy of the counters (redirections followed, retries, slot map reads).
+   *
+   * @returns a snapshot; later redirections do not change it.
+   */
   stats(): ClusterStats {
     return { ...this.#stats };
   }
 
-  /** `host:port` of the primary the slot map names for this key's slot, or `undefined` when no one serves it. */
+  /**
+   * Which primary the slot map names for a key's slot.
+   *
+   * @param key a key, as a command would carry it.
+   * @returns its `host:port`, or `undefined` when no one serves the slot.
+   */
   nodeFor(key: Arg): string | undefined {
     return this.#nodes.owner(keySlot(key));
   }
@@ -202,6 +218,8 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * Send one command to the node that serves it and resolve with its reply.
    *
    * @param command the command and its arguments, e.g. `["GET", "{user:1}:name"]`.
+   * @param options a timeout (counted from this call, across redirections), an abort signal, bytes instead of strings.
+   * @returns the decoded reply.
    * @throws {CrossSlotError} (as a rejection) when its keys hash to different slots.
    * @throws {TimeoutError} when `timeoutMs` (counted from this call, across retries) runs out.
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
@@ -263,8 +281,10 @@ export class ClusterClient implements RedisLike, TrackingClient {
 
   /**
    * Listen to pub/sub messages (and other push frames) of the subscriber
-   * connection. Returns the function that stops listening.
+   * connection.
    *
+   * @param listener called with each push frame, in order.
+   * @returns the function that stops listening.
    * @example Subscribe through the cluster
    * ```ts
    * import { connectCluster } from "@herdless/herdless";
@@ -281,7 +301,12 @@ export class ClusterClient implements RedisLike, TrackingClient {
     return this.#subscriber.onPush(listener);
   }
 
-  /** Wait for every command already issued to settle, then close every connection. */
+  /**
+   * Wait for every command already issued to settle (redirected and waiting
+   * ones included), then close every connection.
+   *
+   * @returns a promise that settles once every connection is closed; the same one on every call.
+   */
   close(): Promise<void> {
     if (this.#closedPromise) return this.#closedPromise;
     this.#closing = true;

@@ -44,9 +44,10 @@ export interface ConnectionHooks {
   /** A RESP3 push frame, or a RESP2 pub/sub message; never a command's reply. */
   push(value: Reply[]): void;
   /**
-   * The socket closed (`error` is why, when known). Commands still written
-   * on it are the client's to reject with {@linkcode Connection.rejectAll};
-   * {@linkcode Connection.takeUnsent} hands back the ones never written.
+   * The socket closed (`error` is why, when known). The commands written on
+   * it are the client's to reject ({@linkcode Connection.rejectWritten}: it
+   * knows the target and the last error to name); {@linkcode Connection.takeUnsent}
+   * hands back the ones never written, for the next connection.
    */
   closed(connection: Connection, error: Error | undefined): void;
 }

@@ -32,10 +32,16 @@ export interface DecoderHandlers {
   /**
    * A complete top-level reply (never a push). An error reply arrives here
    * as a `RedisReplyError` value; the caller decides to reject with it.
-   * `attribute` is the RESP3 attribute (`|`) that preceded it, if any.
+   *
+   * @param value the reply.
+   * @param attribute the RESP3 attribute (`|`) that preceded it, if any.
    */
   reply(value: Reply, attribute: ReplyMap | undefined): void;
-  /** A top-level RESP3 push (`>`). It never takes a command's reply slot. */
+  /**
+   * A top-level RESP3 push (`>`). It never takes a command's reply slot.
+   *
+   * @param value the push frame's elements, its kind first (e.g. `"message"`).
+   */
   push(value: Reply[]): void;
 }
 
@@ -126,9 +132,12 @@ export class Decoder {
   #feeding = false;
 
   /**
+   * A decoder at the start of a stream.
+   *
    * @param handlers Receive replies and pushes.
    * @param options Limits on sizes and depth.
    * @throws {RangeError} When a limit is not an integer in range.
+   * @throws {TypeError} When `options` is not an object.
    */
   constructor(handlers: DecoderHandlers, options: DecoderOptions = {}) {
     const o = optionsObject<DecoderOptions>(WHERE, options);

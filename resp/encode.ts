@@ -11,6 +11,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg } from "./types.ts";
+import { optionsObject, positiveInt } from "./_validate.ts";
 
 /**
  * Options for {@linkcode CommandWriter}.
@@ -102,16 +103,18 @@ export class CommandWriter {
   #initial: number;
 
   /**
+   * An empty writer.
+   *
    * @param options Initial capacity.
    * @throws {RangeError} When `initialBytes` is not a positive integer.
    */
   constructor(options: CommandWriterOptions = {}) {
-    const initial = options.initialBytes ?? 16384;
-    if (!Number.isInteger(initial) || initial < 1) {
-      throw new RangeError(
-        `Cannot create CommandWriter: 'initialBytes' must be a positive integer, got ${initial}`,
-      );
-    }
+    const where = "create CommandWriter";
+    const initial = positiveInt(
+      where,
+      "initialBytes",
+      optionsObject<CommandWriterOptions>(where, options).initialBytes ?? 16384,
+    );
     this.#initial = initial;
     this.#buf = Buffer.allocUnsafe(initial);
   }

@@ -31,6 +31,8 @@ export class RedisReplyError extends Error {
   /** The first word of the reply, e.g. `ERR`, `WRONGTYPE`, `NOSCRIPT`, `MOVED`. */
   readonly code: string;
   /**
+   * An error reply, its code read from its first word.
+   *
    * @param message the server's text, e.g. `"WRONGTYPE Operation against a key holding the wrong kind of value"`.
    * @param options the `cause`, if any.
    */
@@ -46,7 +48,9 @@ export class RedisReplyError extends Error {
 /**
  * True when `e` is a {@linkcode RedisReplyError} from any copy of herdless.
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is a reply error (then `e.code` is there).
+ * @example Tell a server's error from others
  * ```ts
  * import { isRedisReplyError, RedisReplyError } from "@herdless/herdless";
  * console.log(isRedisReplyError(new RedisReplyError("ERR x")), isRedisReplyError(new Error("ERR x"))); // true false
@@ -61,7 +65,7 @@ export function isRedisReplyError(e: unknown): e is RedisReplyError {
  * rejected with this error may or may not have run on the server when it had
  * already been written; it is never sent again by the client.
  *
- * @example
+ * @example Check for one
  * ```ts
  * import { ConnectionError, isConnectionError } from "@herdless/herdless";
  * console.log(isConnectionError(new ConnectionError("Connection to redis://127.0.0.1:6379 lost"))); // true
@@ -69,6 +73,8 @@ export function isRedisReplyError(e: unknown): e is RedisReplyError {
  */
 export class ConnectionError extends Error {
   /**
+   * A connection error with what happened.
+   *
    * @param message what happened, naming the server.
    * @param options the `cause`: the socket error, or the server's refusal.
    */
@@ -82,7 +88,9 @@ export class ConnectionError extends Error {
 /**
  * True when `e` is a {@linkcode ConnectionError} from any copy of herdless.
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is a connection error.
+ * @example A plain Error is not one
  * ```ts
  * import { isConnectionError } from "@herdless/herdless";
  * console.log(isConnectionError(new Error("lost"))); // false
@@ -97,7 +105,7 @@ export function isConnectionError(e: unknown): e is ConnectionError {
  * of the offending byte counted from the start of the connection's stream.
  * The connection that saw it is closed.
  *
- * @example
+ * @example The offset is in the message
  * ```ts
  * import { ProtocolError } from "@herdless/herdless";
  * console.log(new ProtocolError("Invalid RESP: unknown type byte 0x3f", 12).message);
@@ -108,6 +116,8 @@ export class ProtocolError extends Error {
   /** Byte offset in the stream (from the start of the connection) of the offending byte. */
   readonly offset: number;
   /**
+   * A protocol error at a byte of the stream.
+   *
    * @param message what is wrong with the stream; the offset is appended.
    * @param offset the position of the offending byte.
    * @param options the `cause`, if any.
@@ -123,7 +133,9 @@ export class ProtocolError extends Error {
 /**
  * True when `e` is a {@linkcode ProtocolError} from any copy of herdless.
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is a protocol error (then `e.offset` is there).
+ * @example Check for one
  * ```ts
  * import { isProtocolError, ProtocolError } from "@herdless/herdless";
  * console.log(isProtocolError(new ProtocolError("bad", 0))); // true
@@ -138,7 +150,7 @@ export function isProtocolError(e: unknown): e is ProtocolError {
  * caller's wait for another owner's load. A waiter that times out never falls
  * through to the origin.
  *
- * @example
+ * @example How long it waited
  * ```ts
  * import { TimeoutError } from "@herdless/herdless";
  * const e = new TimeoutError("Command GET timed out after 1000 ms", 1000);
@@ -149,6 +161,8 @@ export class TimeoutError extends Error {
   /** How long the operation waited before giving up, in milliseconds. */
   readonly waitedMs: number;
   /**
+   * A timeout, with how long the operation waited.
+   *
    * @param message what timed out, and after how long.
    * @param waitedMs how long it waited, in ms.
    * @param options the `cause`: for a command that timed out while disconnected, the last socket error.
@@ -165,7 +179,9 @@ export class TimeoutError extends Error {
  * True when `e` is a {@linkcode TimeoutError} from any copy of herdless; the
  * `DOMException` of `AbortSignal.timeout()`, also named "TimeoutError", is not.
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is our timeout (then `e.waitedMs` is there).
+ * @example A foreign error of the same name is not one
  * ```ts
  * import { isTimeoutError, TimeoutError } from "@herdless/herdless";
  * const foreign = new DOMException("The operation timed out.", "TimeoutError");

@@ -9,9 +9,10 @@
  */
 import { Command } from "./_command.ts";
 import type { Connection } from "./connection.ts";
-import { TimeoutError } from "./errors.ts";
+import { ConnectionError, RedisReplyError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { isSubscribeKind, type Subscriptions } from "./subscriptions.ts";
+import { describeTarget } from "./_transport.ts";
 import type { Arg, Reply } from "./types.ts";
 
 /**
@@ -47,13 +48,27 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
  * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
  * @param subscriptions what to subscribe to again.
  * @throws {RedisReplyError} (as a rejection) when the server refuses a step.
- * @throws {TimeoutError} (as a rejection) when the replies take longer than `connectTimeoutMs`.
+ * @throws {ConnectionError} (as a rejection) for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
  */
 export async function handshake(
   connection: Connection,
   o: ResolvedOptions,
   subscriptions: Subscriptions,
 ): Promise<void> {
+  try {
+    await exchange(connection, o, subscriptions);
+  } catch (cause) {
+    // A refused AUTH or SELECT is the server's word and stays a RedisReplyError.
+    if (cause instanceof RedisReplyError) throw cause;
+    throw new ConnectionError(
+      `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+      { cause },
+    );
+  }
+}
+
+/** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
+async function exchange(connection: Connection, o: ResolvedOptions, subscriptions: Subscriptions): Promise<void> {
   const steps = handshakeCommands(o, subscriptions);
   if (steps.length === 0) return;
   const commands: Command[] = [];

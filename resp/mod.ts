@@ -2,7 +2,7 @@
  * The RESP client on its own: `connect`, `RedisClient`, `Script`, the
  * encoder and decoder, and the errors they raise.
  *
- * @example
+ * @example Connect and PING
  * ```ts
  * import { connect } from "@herdless/herdless";
  * const redis = await connect(process.env.REDIS_URL);
@@ -17,7 +17,7 @@ export { type ConnectOptions, type ReconnectOptions } from "./options.ts";
 export { parseRedisUrl, type RedisUrl } from "./url.ts";
 export { Script } from "./script.ts";
 export { Decoder, type DecoderHandlers, type DecoderOptions } from "./decode.ts";
-export { CommandWriter, encodeCommand } from "./encode.ts";
+export { CommandWriter, type CommandWriterOptions, encodeCommand } from "./encode.ts";
 export {
   ConnectionError,
   isConnectionError,

@@ -6,6 +6,7 @@
  */
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import { parseRedisUrl } from "./url.ts";
+import { intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./_validate.ts";
 
 /** Reconnection backoff: capped, jittered exponential. */
 export interface ReconnectOptions {
@@ -19,14 +20,15 @@ export interface ReconnectOptions {
 export interface ConnectOptions {
   /** `redis://`, `rediss://` or `unix://` URL. */
   url?: string;
-  /** @default {"127.0.0.1"} */
+  /** Host name or IP address of the server. @default {"127.0.0.1"} */
   host?: string;
-  /** @default {6379} */
+  /** TCP port of the server. @default {6379} */
   port?: number;
   /** Unix socket path (instead of host and port). */
   path?: string;
   /** ACL user name (with `password`). */
   username?: string;
+  /** Password sent with AUTH (or HELLO's AUTH) on every (re)connect; with `username` for an ACL user. */
   password?: string;
   /** Database selected on every (re)connect. @default {0} */
   db?: number;
@@ -48,7 +50,7 @@ export interface ConnectOptions {
   reconnect?: ReconnectOptions | false;
 }
 
-/** Options with defaults applied and values checked. */
+/** Options with defaults applied and values checked: what `RedisClient` runs on. */
 export interface ResolvedOptions {
   host: string;
   port: number;
@@ -66,25 +68,7 @@ export interface ResolvedOptions {
   reconnect: { minMs: number; maxMs: number } | false;
 }
 
-function nonNegativeInt(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
-    throw new RangeError(`Cannot connect: '${name}' must be a non-negative integer, got ${String(value)}`);
-  }
-  return value;
-}
-
-function positiveInt(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
-    throw new RangeError(`Cannot connect: '${name}' must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
-
-function optionalString(value: unknown, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new TypeError(`Cannot connect: '${name}' must be a string, got ${typeof value}`);
-  return value;
-}
+const WHERE = "connect";
 
 /**
  * Apply defaults to `connect()`'s argument and validate every field.
@@ -92,22 +76,21 @@ function optionalString(value: unknown, name: string): string | undefined {
  * @throws {RangeError | TypeError} naming the first bad setting.
  */
 export function resolveConnectOptions(target: string | ConnectOptions | undefined): ResolvedOptions {
-  const given: ConnectOptions = typeof target === "string" ? { url: target } : { ...(target ?? {}) };
+  const given: ConnectOptions = typeof target === "string"
+    ? { url: target }
+    : { ...optionsObject<ConnectOptions>(WHERE, target) };
   const fromUrl = given.url === undefined ? {} : parseRedisUrl(given.url);
   const o = { ...fromUrl, ...stripUndefined(given) } as ConnectOptions;
 
-  const port = o.port ?? 6379;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
-    throw new RangeError(`Cannot connect: 'port' must be an integer in 1..65535, got ${String(port)}`);
-  }
+  const port = intInRange(WHERE, "port", o.port ?? 6379, 1, 65535);
   const resp = o.resp ?? 2;
-  if (resp !== 2 && resp !== 3) throw new RangeError(`Cannot connect: 'resp' must be 2 or 3, got ${String(resp)}`);
-  const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(o.offlineQueue ?? 10_000, "offlineQueue");
+  if (resp !== 2 && resp !== 3) throw new RangeError(`Cannot connect: 'resp' must be 2 or 3, got ${show(resp)}`);
+  const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(WHERE, "offlineQueue", o.offlineQueue ?? 10_000);
   let reconnect: ResolvedOptions["reconnect"] = false;
   if (o.reconnect !== false) {
     const r = o.reconnect ?? {};
-    const minMs = positiveInt(r.minMs ?? 50, "reconnect.minMs");
-    const maxMs = positiveInt(r.maxMs ?? 2000, "reconnect.maxMs");
+    const minMs = positiveInt(WHERE, "reconnect.minMs", r.minMs ?? 50);
+    const maxMs = positiveInt(WHERE, "reconnect.maxMs", r.maxMs ?? 2000);
     if (maxMs < minMs) {
       throw new RangeError(`Cannot connect: 'reconnect.maxMs' must be >= 'reconnect.minMs' (${minMs}), got ${maxMs}`);
     }
@@ -118,19 +101,19 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
     throw new TypeError(`Cannot connect: 'tls' must be a boolean or node:tls options, got ${typeof tls}`);
   }
   return {
-    host: optionalString(o.host, "host") ?? "127.0.0.1",
+    host: optionalString(WHERE, "host", o.host) ?? "127.0.0.1",
     port,
-    path: optionalString(o.path, "path"),
-    username: optionalString(o.username, "username"),
-    password: optionalString(o.password, "password"),
-    db: nonNegativeInt(o.db ?? 0, "db"),
+    path: optionalString(WHERE, "path", o.path),
+    username: optionalString(WHERE, "username", o.username),
+    password: optionalString(WHERE, "password", o.password),
+    db: nonNegativeInt(WHERE, "db", o.db ?? 0),
     tls,
     resp,
-    name: optionalString(o.name, "name"),
-    connectTimeoutMs: positiveInt(o.connectTimeoutMs ?? 10_000, "connectTimeoutMs"),
-    commandTimeoutMs: nonNegativeInt(o.commandTimeoutMs ?? 0, "commandTimeoutMs"),
+    name: optionalString(WHERE, "name", o.name),
+    connectTimeoutMs: positiveInt(WHERE, "connectTimeoutMs", o.connectTimeoutMs ?? 10_000),
+    commandTimeoutMs: nonNegativeInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 0),
     offlineQueue,
-    offlineTimeoutMs: nonNegativeInt(o.offlineTimeoutMs ?? 10_000, "offlineTimeoutMs"),
+    offlineTimeoutMs: nonNegativeInt(WHERE, "offlineTimeoutMs", o.offlineTimeoutMs ?? 10_000),
     reconnect,
   };
 }

@@ -20,7 +20,7 @@ import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
  * ```ts
  * import { connect, Script } from "@herdless/herdless";
  * const release = new Script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`);
- * const redis = await connect(process.env.REDIS_URL);
+ * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
  * console.log(await release.run(redis, ["lock"], ["my-token"])); // 0
  * await redis.close();
  * ```
@@ -34,6 +34,12 @@ export class Script {
   // closed client can be collected along with its entry.
   #sentTo = new WeakMap<object, number>();
 
+  /**
+   * A script from its source; its SHA1 is computed here, once, locally.
+   *
+   * @param lua the script's source.
+   * @throws {TypeError} when `lua` is not a non-empty string.
+   */
   constructor(lua: string) {
     if (typeof lua !== "string" || lua.length === 0) {
       throw new TypeError("Cannot create Script: 'lua' must be a non-empty string");
@@ -43,10 +49,24 @@ export class Script {
   }
 
   /**
-   * Run the script with `KEYS` and `ARGV`.
+   * Run the script with `KEYS` and `ARGV`: `EVALSHA`, or `EVAL` when the
+   * server may not have it (first run on a connection, after a reconnect,
+   * on a `NOSCRIPT` reply).
    *
    * @param redis the connection (our client, a cluster client or any `RedisLike`).
-   * @returns the script's reply; a Lua error rejects with `RedisReplyError`.
+   * @param keys the keys it touches (`KEYS`); on a cluster they must share a slot.
+   * @param args its other arguments (`ARGV`).
+   * @param options sent with each command: timeout, signal, buffers.
+   * @returns the script's reply.
+   * @throws {RedisReplyError} (as a rejection) for a Lua error or a server refusal.
+   * @example Run twice: EVAL, then EVALSHA
+   * ```ts
+   * import { connect, Script } from "@herdless/herdless";
+   * const incrBy = new Script(`return redis.call("INCRBY", KEYS[1], ARGV[1])`);
+   * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+   * console.log(await incrBy.run(redis, ["counter"], [5]), await incrBy.run(redis, ["counter"], [5])); // 5 10 (on an empty database)
+   * await redis.close();
+   * ```
    */
   async run(redis: RedisLike, keys: readonly Arg[], args: readonly Arg[], options?: SendOptions): Promise<Reply> {
     const generation = (redis as { generation?: number }).generation ?? 0;

@@ -33,15 +33,17 @@ export class CrossSlotError extends Error {
   /** Their slots, in the same order. */
   readonly slots: readonly [number, number];
   /**
+   * The error for `command`, naming two of its keys and their slots.
+   *
    * @param command the command's name.
    * @param keys two keys of it in different slots.
    * @param slots their slots.
    */
   constructor(command: string, keys: [Arg, Arg], slots: [number, number]) {
     super(
-      `Cannot send ${command}: its keys hash to different slots (${show(keys[0])} -> ${slots[0]}, ${show(keys[1])} -> ${
-        slots[1]
-      }); ` +
+      `Cannot send ${command}: its keys hash to different slots (${showKey(keys[0])} -> ${slots[0]}, ${
+        showKey(keys[1])
+      } -> ${slots[1]}); ` +
         "give keys used together a shared {hash tag}",
     );
     this.name = "CrossSlotError";
@@ -56,7 +58,9 @@ export class CrossSlotError extends Error {
  * True when `e` is a {@linkcode CrossSlotError} from any copy of herdless
  * (a Deno copy and an npm copy of the package can both be loaded).
  *
- * @example
+ * @param e anything caught.
+ * @returns whether it is a cross-slot error (then `e.keys` and `e.slots` are there).
+ * @example Check for one
  * ```ts
  * import { CrossSlotError, isCrossSlotError } from "@herdless/herdless";
  * console.log(isCrossSlotError(new CrossSlotError("MGET", ["a", "b"], [15495, 3300]))); // true
@@ -70,6 +74,9 @@ export function isCrossSlotError(e: unknown): e is CrossSlotError {
  * The cluster slot (0..16383) of a key: CRC16 of the key, or of its hash tag
  * (the part between the first `{` and the next `}`, when not empty).
  *
+ * @param key a key, as a command would carry it.
+ * @returns its slot.
+ * @throws {TypeError} when `key` is not a string, number or Uint8Array.
  * @example Keys that share a hash tag share a slot
  * ```ts
  * import { keySlot } from "@herdless/herdless";
@@ -85,7 +92,7 @@ export function keySlot(key: Arg): number {
 }
 
 /** A key as an error message shows it: quoted and cut short, or its byte count. */
-function show(key: Arg): string {
+function showKey(key: Arg): string {
   if (key instanceof Uint8Array) return `<${key.length} bytes>`;
   const s = String(key);
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);

@@ -11,6 +11,7 @@ export type Arg = string | number | Uint8Array;
 
 /** A decoded RESP3 map: an object without a prototype, keys as strings. */
 export interface ReplyMap {
+  /** The value under a key; keys that were numbers or bytes are their text. */
   [key: string]: Reply;
 }
 
@@ -45,10 +46,26 @@ export interface SendOptions {
 
 /**
  * Anything that can send a command and return its reply. Our
- * {@linkcode RedisClient} and `ClusterClient` implement it; so does a few-line
+ * `RedisClient` and `ClusterClient` implement it; so does a few-line
  * adapter over ioredis or node-redis.
+ *
+ * @example An adapter over ioredis
+ * ```ts
+ * import type { Arg, RedisLike, Reply } from "@herdless/herdless";
+ * declare const ioredis: { call(name: string, ...args: (string | number | Uint8Array)[]): Promise<unknown> };
+ * const redis: RedisLike = {
+ *   send: ([name, ...args]: readonly Arg[]) => ioredis.call(String(name), ...args) as Promise<Reply>,
+ * };
+ * ```
  */
 export interface RedisLike {
+  /**
+   * Send one command and resolve with its reply.
+   *
+   * @param command the command and its arguments, e.g. `["GET", key]`.
+   * @param options a timeout, an abort signal, bytes instead of strings; an adapter honours what it can.
+   * @returns the decoded reply; a server error rejects with `RedisReplyError`.
+   */
   send(command: readonly Arg[], options?: SendOptions): Promise<Reply>;
 }
 

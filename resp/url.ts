@@ -3,16 +3,23 @@
  *
  * @module
  */
+import { show } from "./_validate.ts";
 
-/** What a connection URL says. */
+/** What a connection URL says; a field the URL leaves out is absent. */
 export interface RedisUrl {
+  /** Host name or address, IPv6 without its brackets. */
   host?: string;
+  /** TCP port. */
   port?: number;
   /** Unix socket path. */
   path?: string;
+  /** ACL user name, percent-decoded. */
   username?: string;
+  /** Password, percent-decoded. */
   password?: string;
+  /** Database number (the path of a `redis://` URL, `?db=` of a unix one). */
   db?: number;
+  /** True for `rediss://`. */
   tls?: boolean;
 }
 
@@ -21,8 +28,10 @@ export interface RedisUrl {
  * `rediss://...` (TLS), or `unix:///path/to.sock[?db=N&password=...&username=...]`
  * (`redis+unix://` too). User and password are percent-decoded.
  *
+ * @param url the connection URL.
+ * @returns what it says, field by field.
  * @throws {TypeError} when the URL is malformed or its scheme is not one of those.
- * @example
+ * @example Read a URL with a user, a password and a database
  * ```ts
  * import { parseRedisUrl } from "@herdless/herdless";
  * console.log(parseRedisUrl("redis://default:s3cret@127.0.0.1:6380/2"));
@@ -34,7 +43,7 @@ export function parseRedisUrl(url: string): RedisUrl {
   try {
     parsed = new URL(url);
   } catch (cause) {
-    throw new TypeError(`Cannot connect: 'url' is not a valid URL, got ${JSON.stringify(url)}`, { cause });
+    throw new TypeError(`Cannot connect: 'url' is not a valid URL, got ${show(url)}`, { cause });
   }
   const out: RedisUrl = {};
   const scheme = parsed.protocol;
@@ -50,7 +59,7 @@ export function parseRedisUrl(url: string): RedisUrl {
   }
   if (scheme !== "redis:" && scheme !== "rediss:") {
     throw new TypeError(
-      `Cannot connect: 'url' must start with redis://, rediss:// or unix://, got ${JSON.stringify(url)}`,
+      `Cannot connect: 'url' must start with redis://, rediss:// or unix://, got ${show(url)}`,
     );
   }
   out.tls = scheme === "rediss:";
@@ -67,7 +76,7 @@ export function parseRedisUrl(url: string): RedisUrl {
 function parseDb(text: string, url: string): number {
   if (!/^\d+$/.test(text)) {
     throw new TypeError(
-      `Cannot connect: the database in 'url' must be a non-negative integer, got ${JSON.stringify(url)}`,
+      `Cannot connect: the database in 'url' must be a non-negative integer, got ${show(url)}`,
     );
   }
   return Number(text);

@@ -56,11 +56,12 @@ opts("every setting is validated with its name in the message", () => {
     [{ connectTimeoutMs: 0 }, "'connectTimeoutMs' must be a positive integer, got 0"],
     [{ commandTimeoutMs: 1.5 }, "'commandTimeoutMs' must be a non-negative integer, got 1.5"],
     [{ offlineQueue: -1 }, "'offlineQueue' must be a non-negative integer, got -1"],
-    [{ offlineTimeoutMs: "1" }, "'offlineTimeoutMs' must be a non-negative integer, got 1"],
+    [{ offlineTimeoutMs: "1" }, "'offlineTimeoutMs' must be a non-negative integer, got \"1\""],
     [{ reconnect: { minMs: 0 } }, "'reconnect.minMs' must be a positive integer, got 0"],
     [{ reconnect: { minMs: 100, maxMs: 10 } }, "'reconnect.maxMs' must be >= 'reconnect.minMs' (100), got 10"],
     [{ host: 1 }, "'host' must be a string, got number"],
     [{ tls: "yes" }, "'tls' must be a boolean or node:tls options, got string"],
+    [42 as never, "options must be an object, got number"],
   ];
   for (const [given, message] of cases) {
     try {
