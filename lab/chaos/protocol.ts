@@ -45,10 +45,11 @@ export function errorClass(error: unknown): string {
   return typeof e?.code === "string" ? `${name} ${e.code}` : name;
 }
 
-/** `<class>: <message>` with what varies between occurrences (ports, key hashes, numbers) masked, to count by kind. */
+/** `<class>: <message>` with what varies between occurrences (addresses, key hashes, numbers) masked, to count by kind. */
 export function errorMessage(error: unknown): string {
   const message = String((error as Error | null)?.message ?? error)
     .replace(/\{[^}]*\}/g, "{…}")
+    .replace(/redis:\/\/\S+/g, "redis://…")
     .replace(/\d+/g, "N")
     .slice(0, 160);
   return `${errorClass(error)}: ${message}`;

@@ -165,7 +165,7 @@ console.log(
     `(wakeups: ${wakeups}; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
 );
 console.log(formatTable(rows, notes));
-console.log("\nErrors by message (numbers masked as N, key hashes as {…}):\n");
+console.log("\nErrors by message (numbers masked as N, key hashes as {…}, addresses as …):\n");
 for (const r of rows) {
   for (const [message, count] of Object.entries(r.summary.messages).sort((a, b) => b[1] - a[1])) {
     console.log(`- ${r.name}: ${n(count)} x ${message}`);
