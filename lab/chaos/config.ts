@@ -20,6 +20,8 @@ export interface WorkerConfig {
   rate: number;
   /** `"auto"` (push wake-ups on the data connection) or `"poll"`. */
   wakeups: "auto" | "poll";
+  /** False to leave `limit()` out of the pipeline (to compare: issue 12 item 2). */
+  limit: boolean;
 }
 
 export const settings = {

@@ -8,7 +8,9 @@
  * measured.
  *
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
- * (faults whose name contains a listed word), `--wakeups poll`.
+ * (faults whose name contains a listed word), `--wakeups poll` (lease
+ * waiters poll instead of subscribing on the data connection), `--no-limit`
+ * (the pipeline without `limit()`).
  *
  * @module
  */
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: String(settings.rate) },
     only: { type: "string" },
     wakeups: { type: "string", default: "auto" },
+    "no-limit": { type: "boolean", default: false },
   },
 });
 const workerCount = Number(args.workers);
@@ -65,6 +68,7 @@ const configs = Array.from({ length: workerCount }, (_, id) => ({
   t0,
   rate,
   wakeups,
+  limit: !args["no-limit"],
 } as const));
 const workers = await startWorkers(configs, collector);
 
@@ -84,6 +88,7 @@ interface Phase {
 
 const phases: Phase[] = [];
 const notes: string[] = [];
+const broken: string[] = [];
 
 /** Run one phase: measure, `act` (the fault, or nothing), wait `restMs`, measure again. */
 async function phase(name: string, act: () => Promise<string | undefined>, restMs: number, fault: boolean) {
@@ -91,7 +96,11 @@ async function phase(name: string, act: () => Promise<string | undefined>, restM
   const before = await connections(admin, proxy.connections);
   const counters = await serverCounters(admin, logFile);
   const start = Date.now();
-  const note = await act();
+  // A fault that cannot be injected is the tool's failure, not the library's: say so and fail the run.
+  const note = await act().catch((error: unknown) => {
+    broken.push(`${name}: the fault itself failed: ${String(error)}`);
+    return `the fault itself failed: ${String(error)}`;
+  });
   const faultEnd = Date.now();
   await sleep(restMs);
   const end = Date.now();
@@ -157,12 +166,15 @@ const failures = verdict({
   left,
   failedWorkers: workers.failed,
 });
+failures.push(...broken);
 
 const total = rows.reduce((a, r) => a + r.summary.gets, 0);
 console.log(
   `\n## herdless chaos run: ${workerCount} processes x ${rate} gets/s over ${settings.keys} Zipf keys, ` +
     `${schedule.length} faults of ${settings.faultMs / 1000} s, ${settings.recoverMs / 1000} s recovery each ` +
-    `(wakeups: ${wakeups}; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
+    `(wakeups: ${wakeups}${
+      args["no-limit"] ? ", without limit()" : ""
+    }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
 );
 console.log(formatTable(rows, notes));
 console.log("\nErrors by message (numbers masked as N, key hashes as {…}, addresses as …):\n");

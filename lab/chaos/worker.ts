@@ -36,7 +36,7 @@ function fullPipeline(namespace: string, leaseMs: number) {
     coalesce(),
     lease({ leaseMs, waitMs: settings.waitMs }),
     jitter({ spreadMs: settings.spreadMs }),
-    limit(settings.limit),
+    ...(config.limit ? [limit(settings.limit)] : []),
   );
 }
 const cache = fullPipeline("chaos", settings.leaseMs);
