@@ -9,11 +9,23 @@
 import { createHash, type Hash } from "node:crypto";
 import type { Identity, Keys } from "../types.ts";
 
-/** Throws unless `namespace` can prefix keys without changing their hash tag. */
+// A lone surrogate: a high half not followed by a low one, or a low half not after a high one.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Throws unless `namespace` can prefix keys without changing their hash tag or sharing them with another namespace. */
 export function checkNamespace(namespace: unknown): string {
   if (typeof namespace !== "string" || namespace.length === 0 || /[{}]/.test(namespace)) {
     throw new TypeError(
       `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ${
+        JSON.stringify(namespace)
+      }`,
+    );
+  }
+  // Keys reach Redis as UTF-8, where a lone surrogate becomes U+FFFD: "a\ud800"
+  // and "a\ufffd" would name the same keys, and two caches would share values.
+  if (LONE_SURROGATE.test(namespace)) {
+    throw new TypeError(
+      `Cannot create pipeline: 'namespace' must not contain a lone surrogate (keys are written as UTF-8), got ${
         JSON.stringify(namespace)
       }`,
     );
@@ -48,9 +60,6 @@ export function keysFor(namespace: string, identity: Identity): Keys {
   const tag = `${namespace}:{${hash.digest("base64url")}}`;
   return { data: `${tag}:data`, lease: `${tag}:lease` };
 }
-
-// A lone surrogate: a high half not followed by a low one, or a low half not after a high one.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Feed one string to the hash as `s<length>:` and its UTF-8 bytes, the

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import fc from "fast-check";
 import type { RedisClient } from "../../resp/client.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { keysFor } from "../../strategies/pipeline/keys.ts";
+import { checkNamespace, keysFor } from "../../strategies/pipeline/keys.ts";
 import type { Identity } from "../../strategies/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client } from "./_helpers.ts";
@@ -95,6 +95,21 @@ Keys("distinct identities made of arbitrary UTF-16 code units never share a key 
     }),
     { numRuns: 5000 },
   );
+});
+
+Keys("checkNamespace() refuses a namespace with a lone surrogate, which would share keys with another", () => {
+  for (const namespace of ["a\ud800", "\udc00", "😀".slice(0, 1)]) {
+    assert.throws(
+      () => checkNamespace(namespace),
+      (e: Error) =>
+        e instanceof TypeError &&
+        e.message ===
+          `Cannot create pipeline: 'namespace' must not contain a lone surrogate (keys are written as UTF-8), got ${
+            JSON.stringify(namespace)
+          }`,
+    );
+  }
+  assert.is(checkNamespace("a\ufffd😀"), "a\ufffd😀");
 });
 
 const Cache = suite("pipeline() keys with lone surrogates");
