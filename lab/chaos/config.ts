@@ -1,0 +1,68 @@
+/**
+ * The chaos run's settings in one place: load, cache, fault and verdict
+ * timings. `run.ts` may override the load from the command line; everything
+ * else is fixed so that two runs are comparable.
+ *
+ * @module
+ */
+
+/** What every worker process needs to know, passed to it as JSON in argv. */
+export interface WorkerConfig {
+  /** Worker number (0-based), also its connection name `chaos-w<id>`. */
+  id: number;
+  /** The cache server, through the fault proxy. */
+  cacheUrl: string;
+  /** The separate server that counts origin calls (never faulted). */
+  counterUrl: string;
+  /** `Date.now()` at which window 0 starts; shared by all processes on this machine. */
+  t0: number;
+  /** Gets started per second. */
+  rate: number;
+  /** `"auto"` (push wake-ups on the data connection) or `"poll"`. */
+  wakeups: "auto" | "poll";
+  /** False to leave `limit()` out of the pipeline (to compare: issue 12 item 2). */
+  limit: boolean;
+}
+
+export const settings = {
+  workers: 4,
+  /** Gets per second per worker. */
+  rate: 400,
+  keys: 200,
+  /** Zipf exponent: key i is requested with weight 1 / (i + 1)^s. */
+  zipfS: 1,
+  /** Filler in each ordinary value, so that maxmemory has something to evict. */
+  valueBytes: 2048,
+  /** The 1 MB value, read `bigBurst` times at once by every worker in its fault. */
+  bigKey: "big",
+  bigBytes: 1024 * 1024,
+  bigBurst: 64,
+  /** The 64 MB value, loaded by worker 0 through a cache whose lease is `hugeLeaseMs`. */
+  hugeKey: "huge",
+  hugeBytes: 64 * 1024 * 1024,
+  hugeLeaseMs: 500,
+  /** Simulated origin latency after it counted the call. */
+  originMs: 10,
+
+  ttlMs: 2000,
+  staleMs: 2000,
+  spreadMs: 500,
+  leaseMs: 1500,
+  waitMs: 1000,
+  limit: { concurrency: 2, queueMs: 100 },
+  getTimeoutMs: 2000,
+
+  /** Width of one measurement window. */
+  windowMs: 250,
+  warmupMs: 3000,
+  baselineMs: 5000,
+  /** How long each fault lasts, then how long the run waits for recovery before the next. */
+  faultMs: 3000,
+  recoverMs: 6000,
+  /** A get still unsettled after this long is a hang (gets carry a 2 s timeout). */
+  hangMs: 10_000,
+  /** An origin call for a key sooner than this after the previous one came while a fresh value should exist (shortest jittered TTL, less slack for xfetch's early refresh). */
+  minGapMs: 2000 - 500 - 250,
+  /** A window has recovered when its error rate is at most max(2 x baseline, this). */
+  recoveredErrorRate: 0.01,
+} as const;

@@ -1,0 +1,75 @@
+/**
+ * What the parent reads from the cache server between faults: the workers'
+ * connections (named `chaos-w<id>`) with their flags, and `connected_clients`.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import type { RedisLike } from "../../mod.ts";
+
+/** One client of CLIENT LIST, the fields the run uses. */
+export interface ClientInfo {
+  id: string;
+  name: string;
+  flags: string;
+}
+
+/** Every client the server lists. */
+export async function clientList(admin: RedisLike): Promise<ClientInfo[]> {
+  const text = String(await admin.send(["CLIENT", "LIST"]));
+  return text.split("\n").filter((line) => line.length > 0).map((line) => {
+    const field = (name: string) => new RegExp(`(?:^| )${name}=(\\S*)`).exec(line)?.[1] ?? "";
+    return { id: field("id"), name: field("name"), flags: field("flags") };
+  });
+}
+
+/** The workers' connections as the server sees them. */
+export async function workerClients(admin: RedisLike): Promise<ClientInfo[]> {
+  return (await clientList(admin)).filter((c) => c.name.startsWith("chaos-w"));
+}
+
+/** A field of INFO, as a number (NaN if absent). */
+export async function info(admin: RedisLike, section: string, field: string): Promise<number> {
+  const text = String(await admin.send(["INFO", section]));
+  return Number(new RegExp(`^${field}:(\\S+)`, "m").exec(text)?.[1]);
+}
+
+/** Connections at a phase boundary: the workers' (by name), everybody's, and the proxy's. */
+export interface Connections {
+  workers: number;
+  server: number;
+  proxy: number;
+}
+
+export async function connections(admin: RedisLike, proxyConnections: number): Promise<Connections> {
+  return {
+    workers: (await workerClients(admin)).length,
+    server: await info(admin, "clients", "connected_clients"),
+    proxy: proxyConnections,
+  };
+}
+
+/**
+ * Server counters worth a note when they move during a fault: evicted keys,
+ * errors the server replied with (`errorstat_OOM`, `errorstat_NOSCRIPT`...)
+ * and, from its log, connections it closed over their output buffer limit.
+ */
+export async function serverCounters(admin: RedisLike, logFile: string): Promise<Record<string, number>> {
+  const counters: Record<string, number> = {};
+  counters["evicted keys"] = await info(admin, "stats", "evicted_keys");
+  const errors = String(await admin.send(["INFO", "errorstats"]));
+  for (const [, code, count] of errors.matchAll(/^errorstat_(\S+):count=(\d+)/gm)) {
+    counters[`${code} replies`] = Number(count);
+  }
+  const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+  counters["closed over output buffer limit"] = log.match(/overcoming of output buffer limits/g)?.length ?? 0;
+  return counters;
+}
+
+/** What rose between two snapshots (a restart resets the server's counters: those that fell are left out). */
+export function rises(before: Record<string, number>, after: Record<string, number>): string[] {
+  return Object.entries(after)
+    .map(([name, n]) => [name, n - (before[name] ?? 0)] as const)
+    .filter(([, d]) => d > 0)
+    .map(([name, d]) => `${d.toLocaleString("en-US")} ${name}`);
+}

@@ -1,0 +1,50 @@
+/**
+ * The exit code's reasons: the four hard failures, never errors during a
+ * fault (those are what the table measures). A hang, a value going backwards
+ * (or another key's value, worse still), a connection left behind after a
+ * fault or after close(), and a worker that does not recover or dies.
+ *
+ * @module
+ */
+import { settings } from "./config.ts";
+import type { Connections } from "./probe.ts";
+import type { Row } from "./table.ts";
+
+export interface VerdictInput {
+  rows: Row[];
+  /** Gets unsettled after the hang bound, in the whole run, and closes that never finished. */
+  hangs: number;
+  closeHangs: string[];
+  /** Worker connections at baseline: what every phase must end with at most. */
+  expected: number;
+  /** What remained after every worker closed its caches and clients. */
+  left: Connections;
+  /** Workers that died or would not stop. */
+  failedWorkers: string[];
+}
+
+/** Every hard failure, one line each; empty when the run passes. */
+export function verdict(input: VerdictInput): string[] {
+  const failures: string[] = [];
+  if (input.hangs > 0) failures.push(`${input.hangs} gets never settled within ${settings.hangMs} ms`);
+  failures.push(...input.closeHangs.map((c) => `hang: ${c}`));
+  for (const r of input.rows) {
+    if (r.summary.backwards > 0) failures.push(`${r.name}: ${r.summary.backwards} values went backwards`);
+    if (r.summary.wrong > 0) failures.push(`${r.name}: ${r.summary.wrong} gets were served another key's value`);
+    if (r.fault && r.summary.recoverMs === undefined) {
+      failures.push(`${r.name}: a worker did not recover within ${settings.recoverMs} ms`);
+    }
+    if (r.after.workers > input.expected || r.after.proxy > input.expected) {
+      failures.push(
+        `${r.name}: connections leaked (${r.after.workers} on the server, ${r.after.proxy} in the proxy, expected ${input.expected})`,
+      );
+    }
+  }
+  if (input.left.workers > 0 || input.left.proxy > 0) {
+    failures.push(
+      `after close(): ${input.left.workers} worker connections on the server, ${input.left.proxy} in the proxy`,
+    );
+  }
+  failures.push(...input.failedWorkers);
+  return failures;
+}

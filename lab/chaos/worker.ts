@@ -1,0 +1,181 @@
+/**
+ * One worker OS process of the chaos run (started by `run.ts`; argv holds
+ * its {@linkcode WorkerConfig} as JSON). It opens a RESP3 connection to the
+ * cache server through the fault proxy and one to the counter server, builds
+ * the full pipeline, and starts gets at a steady rate over Zipf-distributed
+ * keys, open loop: a stalled server does not slow the schedule down.
+ *
+ * It reports on stdout, one JSON object a line (see `protocol.ts`): a record
+ * per measurement window, each hang, and remarks on the 64 MB gets.
+ * On stdin it takes `burst` (64 concurrent gets of the 1 MB value), `huge`
+ * (worker 0 only: one get of the 64 MB value through a cache with a 500 ms
+ * lease) and `stop` (drain, close, report what never settled, exit).
+ *
+ * @module
+ */
+import process from "node:process";
+import { createInterface } from "node:readline";
+import { coalesce, connect, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
+import { settings, type WorkerConfig } from "./config.ts";
+import { originLoader, type Value } from "./origin.ts";
+import { errorClass, errorMessage, type Report, type Window } from "./protocol.ts";
+import { zipf } from "./zipf.ts";
+
+const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerConfig;
+const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);
+const windowOf = (epochMs: number) => Math.floor((epochMs - config.t0) / settings.windowMs);
+
+const redis = await connect({ url: config.cacheUrl, resp: 3, name: `chaos-w${config.id}` });
+const counter = await connect({ url: config.counterUrl, name: `chaos-origin-w${config.id}` });
+/** The full pipeline, every strategy in the README's order. */
+function fullPipeline(namespace: string, leaseMs: number) {
+  return pipeline<Value>(
+    { redis, ttlMs: settings.ttlMs, namespace, wakeups: config.wakeups },
+    swr({ staleMs: settings.staleMs }),
+    xfetch(),
+    coalesce(),
+    lease({ leaseMs, waitMs: settings.waitMs }),
+    jitter({ spreadMs: settings.spreadMs }),
+    ...(config.limit ? [limit(settings.limit)] : []),
+  );
+}
+const cache = fullPipeline("chaos", settings.leaseMs);
+// Issue 12 item 4: a value so large that writing it outlasts its lease.
+const hugeCache = fullPipeline("chaos-huge", settings.hugeLeaseMs);
+
+const windows = new Map<number, Window>();
+function win(i: number): Window {
+  let w = windows.get(i);
+  if (w === undefined) {
+    windows.set(i, w = { t: "win", i, gets: 0, errors: {}, messages: {}, latencies: [], backwards: 0, wrong: 0 });
+  }
+  return w;
+}
+
+const loaders = new Map<string, () => Promise<Value>>();
+/** Highest version a settled get of each key returned. */
+const seen = new Map<string, number>();
+const pending = new Set<{ startedAt: number; hung: boolean }>();
+
+/** One get, recorded in its window; resolves what it got (`version <n>`) or the error's class. */
+function get(key: string, through = cache): Promise<string> {
+  let load = loaders.get(key);
+  if (load === undefined) loaders.set(key, load = originLoader(counter, key));
+  // A get must not return an older version than one a get settled before it started.
+  const floor = seen.get(key) ?? 0;
+  const call = { startedAt: Date.now(), hung: false };
+  const started = performance.now();
+  pending.add(call);
+  return through.get(["chaos", key], load, { timeoutMs: settings.getTimeoutMs }).then(
+    (value) => {
+      const w = win(windowOf(Date.now()));
+      if (value.k !== key) w.wrong++;
+      if (value.v < floor) w.backwards++;
+      if (value.v > (seen.get(key) ?? 0)) seen.set(key, value.v);
+      return `version ${value.v}`;
+    },
+    (error: unknown) => {
+      const label = errorClass(error);
+      const message = errorMessage(error);
+      const w = win(windowOf(Date.now()));
+      w.errors[label] = (w.errors[label] ?? 0) + 1;
+      w.messages[message] = (w.messages[message] ?? 0) + 1;
+      return label;
+    },
+  ).finally(() => {
+    pending.delete(call);
+    const w = win(windowOf(Date.now()));
+    w.gets++;
+    w.latencies.push(Math.round((performance.now() - started) * 100) / 100);
+    // A call reported as a hang that settles after all is still a hang: it kept its caller far too long.
+  });
+}
+
+const next = zipf(settings.keys, settings.zipfS);
+const startedAt = performance.now();
+let issued = 0;
+let stopping = false;
+const pace = setInterval(() => {
+  const due = Math.floor(((performance.now() - startedAt) * config.rate) / 1000);
+  // Open loop, but after a long pause of this process catch up one second at most.
+  issued = Math.max(issued, due - config.rate);
+  while (issued < due) {
+    issued++;
+    void get(`k${next()}`);
+  }
+}, 5);
+
+function flush(all: boolean): void {
+  const now = Date.now();
+  for (const call of pending) {
+    if (!call.hung && (all || now - call.startedAt > settings.hangMs)) {
+      call.hung = true;
+      send({ t: "hang", i: windowOf(call.startedAt) });
+    }
+  }
+  const current = windowOf(now);
+  const rss = process.memoryUsage().rss;
+  const late = cache.stats().lateRejected + hugeCache.stats().lateRejected;
+  const shed = cache.stats().shed + hugeCache.stats().shed;
+  for (const [i, w] of [...windows].sort((a, b) => a[0] - b[0])) {
+    if (!all && i >= current) continue;
+    windows.delete(i);
+    send({ ...w, rss, late, shed });
+  }
+}
+const reporter = setInterval(() => flush(false), settings.windowMs);
+
+async function burst(): Promise<void> {
+  await get(settings.bigKey);
+  await Promise.all(Array.from({ length: settings.bigBurst }, () => get(settings.bigKey)));
+}
+
+/** One get of the 64 MB value, its outcome told in a note (the table's counts mix it with every other get). */
+async function huge(): Promise<void> {
+  const started = performance.now();
+  const before = hugeCache.stats();
+  const outcome = await get(settings.hugeKey, hugeCache);
+  const after = hugeCache.stats();
+  send({
+    t: "note",
+    text: `64 MB get: ${outcome} after ${Math.round(performance.now() - started)} ms (loads +${
+      after.loads - before.loads
+    }, late publishes +${after.lateRejected - before.lateRejected}, timeouts +${after.timeouts - before.timeouts})`,
+  });
+}
+
+/** Settles true when `promise` does, false if it is still pending after the hang bound. */
+function within(promise: Promise<unknown>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((r) => timer = setTimeout(() => r(false), settings.hangMs));
+  return Promise.race([promise.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
+}
+
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(pace);
+  const deadline = Date.now() + settings.hangMs;
+  while (pending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  // Whatever is still pending has had the whole bound since the last get started: each is a hang.
+  flush(true);
+  if (!(await within(Promise.all([cache.close(), hugeCache.close()])))) {
+    send({ t: "hang", i: windowOf(Date.now()), what: "cache.close()" });
+  }
+  if (!(await within(Promise.all([redis.close(), counter.close()])))) {
+    send({ t: "hang", i: windowOf(Date.now()), what: "client close()" });
+  }
+  clearInterval(reporter);
+  flush(true);
+  send({ t: "done", unsettled: pending.size });
+  process.exit(0);
+}
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (line === "burst") void burst();
+  else if (line === "huge" && config.id === 0) void huge();
+  else if (line === "stop") void stop();
+});
+// If the parent dies, stdin ends: stop rather than run forever.
+process.stdin.on("end", () => void stop());
+send({ t: "ready", id: config.id });

@@ -1,0 +1,44 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../../mod.ts";
+import { callsPerPhase } from "../../../lab/chaos/calls.ts";
+import { settings } from "../../../lab/chaos/config.ts";
+import { LOG_KEY } from "../../../lab/chaos/origin.ts";
+import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+
+const Calls = suite("callsPerPhase()");
+let server: RedisServer;
+let redis: RedisClient;
+Calls.before(async () => {
+  server = await startRedis();
+  redis = await connect({ url: server.url });
+});
+Calls.after(async () => {
+  redis?.destroy();
+  await server?.stop();
+});
+
+Calls("callsPerPhase() counts a call sooner than minGapMs after the previous one for its key as excess", async () => {
+  const gap = settings.minGapMs;
+  const log = [
+    `a 1000`,
+    `b 1000`,
+    `a ${1000 + gap}`, // one TTL window later: fine
+    `a ${1000 + gap + 10}`, // right after: excess
+    `b ${1000 + gap - 1}`, // in phase 1, but its previous call was in phase 0: excess all the same
+    `${settings.bigKey} 5000`,
+    `${settings.bigKey} 5001`, // the large values are counted, never judged
+  ];
+  await redis.send(["RPUSH", LOG_KEY, ...log]);
+  const phases = await callsPerPhase(redis, [
+    { start: 0, faultEnd: 1000 },
+    { start: 2000, faultEnd: 4000 },
+  ]);
+  assert.equal([phases[0]!.calls, phases[0]!.excess], [2, 0]);
+  assert.equal([phases[1]!.calls, phases[1]!.excess], [5, 2]);
+  assert.is(phases[1]!.byKey.get(settings.bigKey), 2);
+  // Calls per second while the fault lasted: three of them before 4000 ms, over 2 s.
+  assert.is(phases[1]!.faultRate, 1.5);
+});
+
+Calls.run();

@@ -1,0 +1,58 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../../mod.ts";
+import { type FaultProxy, startFaultProxy } from "../../../lab/chaos/proxy.ts";
+import { until } from "../../support/assert.ts";
+import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+
+const Proxy = suite("startFaultProxy()");
+let server: RedisServer;
+let proxy: FaultProxy;
+let client: RedisClient;
+Proxy.before(async () => {
+  server = await startRedis();
+  proxy = await startFaultProxy(server.port);
+  client = await connect({ url: proxy.url });
+});
+Proxy.after(async () => {
+  client?.destroy();
+  await proxy?.close();
+  await server?.stop();
+});
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+Proxy("startFaultProxy() delivers every reply in order while its delay changes and across a stall", async () => {
+  // Were a chunk overtaken (a delay lowered, a stall released), the server
+  // would run the commands out of order and the client, which matches
+  // replies by position, would see the echoes out of order.
+  const steps: Record<number, () => void> = {
+    50: () => proxy.delay(20),
+    100: () => proxy.delay(0),
+    150: () => proxy.stall(),
+    200: () => proxy.resume(),
+    230: () => proxy.delay(5),
+    260: () => proxy.stall(),
+    270: () => proxy.delay(0),
+  };
+  const replies: Promise<unknown>[] = [];
+  for (let i = 0; i < 300; i++) {
+    steps[i]?.();
+    replies.push(client.send(["ECHO", String(i)]));
+    if (i % 10 === 0) await turn(); // let the commands leave in several chunks
+  }
+  proxy.resume();
+  assert.equal(await Promise.all(replies), Array.from({ length: 300 }, (_, i) => String(i)));
+});
+
+Proxy("startFaultProxy() drop() cuts every connection, and a new one passes again", async () => {
+  assert.is(await client.send(["PING"]), "PONG");
+  assert.is(proxy.connections, 1);
+  proxy.drop();
+  await until(() => proxy.connections === 0);
+  // The client reconnects by itself, through the proxy.
+  assert.is(await client.send(["PING"]), "PONG");
+  assert.is(proxy.connections, 1);
+});
+
+Proxy.run();
