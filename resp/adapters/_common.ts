@@ -68,6 +68,11 @@ const deadlines = new Deadlines<Pending>((p) => {
   p.expire(new TimeoutError(`Command ${name} timed out after ${waited} ms`, waited));
 });
 
+/** How many adapter commands are waiting on a deadline (their tests check none is left behind). */
+export function pendingDeadlines(): number {
+  return deadlines.size;
+}
+
 /**
  * Run one command through a foreign client under our `timeoutMs` and
  * `signal`: reject with `TimeoutError` once `timeoutMs` has passed since this
@@ -78,39 +83,39 @@ const deadlines = new Deadlines<Pending>((p) => {
  * abort listener is removed as soon as the command settles, however it
  * settles.
  *
- * `start` issues the command; `isReplyError` tells the client's server
- * errors (which become {@linkcode RedisReplyError}) from its other failures
- * (which pass through unchanged: a closed client, a connection lost).
+ * `start` issues the command. The client's server errors become
+ * {@linkcode RedisReplyError}s; its other failures (a closed client, a lost
+ * connection) pass through unchanged.
  */
 export function run(
   command: readonly Arg[],
   options: SendOptions | undefined,
   start: () => Promise<unknown>,
-  isReplyError: (error: Error) => boolean,
 ): Promise<Reply> {
   const signal = options?.signal === NEVER ? undefined : options?.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const timeoutMs = options?.timeoutMs;
   const timed = typeof timeoutMs === "number" && timeoutMs > 0;
+  // Counted from the call, as our client does, not from when the foreign
+  // client gets to write the command.
+  const startedAt = timed ? Date.now() : 0;
   let issued: Promise<unknown>;
   try {
     issued = start();
   } catch (error) {
     // A client that throws instead of rejecting (bad arguments) still
     // answers through the promise, as every send does.
-    return Promise.reject(foreignError(error, isReplyError));
+    return Promise.reject(foreignError(error));
   }
-  const answer = (value: unknown) => toReply(value, isReplyError);
-  const fail = (error: unknown) => Promise.reject(foreignError(error, isReplyError));
-  if (!timed && signal === undefined) return issued.then(answer, fail);
+  if (!timed && signal === undefined) return issued.then(toReply, rejectForeign);
   return new Promise<Reply>((resolve, reject) => {
     let settled = false;
     const onAbort = () => finish(() => reject(signal!.reason));
     const pending: Pending | undefined = timed
       ? {
-        deadline: Date.now() + timeoutMs,
+        deadline: startedAt + timeoutMs,
         heapIndex: -1,
-        startedAt: Date.now(),
+        startedAt,
         command,
         expire: (error) => finish(() => reject(error)),
       }
@@ -129,20 +134,20 @@ export function run(
         if (settled) return;
         let reply: Reply;
         try {
-          reply = answer(value);
+          reply = toReply(value);
         } catch (error) {
           finish(() => reject(error));
           return;
         }
         finish(() => resolve(reply));
       },
-      (error: unknown) => finish(() => reject(foreignError(error, isReplyError))),
+      (error: unknown) => finish(() => reject(foreignError(error))),
     );
   });
 }
 
 /** A server error of any of the three clients, going by what each one sets. */
-export function isForeignReplyError(error: Error): boolean {
+function isForeignReplyError(error: Error): boolean {
   // Bun: RedisError with this code for `-` and `!` replies.
   if ((error as { code?: unknown }).code === "ERR_REDIS_SERVER_ERROR") return true;
   // ioredis: redis-errors' ReplyError (ioredis 6's SimpleError and BlobError
@@ -161,21 +166,26 @@ export function isForeignReplyError(error: Error): boolean {
   return false;
 }
 
-function foreignError(error: unknown, isReplyError: (error: Error) => boolean): unknown {
-  if (!(error instanceof Error) || !isReplyError(error)) return error;
+function foreignError(error: unknown): unknown {
+  if (!(error instanceof Error) || !isForeignReplyError(error)) return error;
   return new RedisReplyError(error.message, { cause: error });
+}
+
+function rejectForeign(error: unknown): Promise<never> {
+  return Promise.reject(foreignError(error));
 }
 
 /**
  * A foreign reply as our decoder would give it: strings, numbers, bigints,
- * booleans, null and bytes as they are; a server error inside an aggregate
+ * booleans and null as they are; bytes that own their memory (a view of a
+ * larger buffer is copied); a server error inside an aggregate
  * (an EXEC reply) as a {@linkcode RedisReplyError} in place; a map (a `Map`
  * or a plain object, whatever the client made of it) as an object without a
  * prototype, so a `__proto__` key stays a key; a `Set` as an array; a
  * boxed string (ioredis 6's verbatim strings) as a string; `undefined` as
  * null. Arrays are converted in place: each is a fresh array of the client's.
  */
-export function toReply(value: unknown, isReplyError: (error: Error) => boolean): Reply {
+export function toReply(value: unknown): Reply {
   switch (typeof value) {
     case "string":
     case "number":
@@ -189,27 +199,37 @@ export function toReply(value: unknown, isReplyError: (error: Error) => boolean)
     default:
       throw new TypeError(`Cannot read the client's reply: unexpected ${typeof value}`);
   }
-  if (value === null || value instanceof Uint8Array) return value;
+  if (value === null) return value;
+  if (value instanceof Uint8Array) return owned(value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = toReply(value[i], isReplyError);
+    for (let i = 0; i < value.length; i++) value[i] = toReply(value[i]);
     return value as Reply[];
   }
   if (value instanceof Error) {
-    return isRedisReplyErrorValue(value) ? value : new RedisReplyError(value.message, { cause: value });
+    return value instanceof RedisReplyError ? value : new RedisReplyError(value.message, { cause: value });
   }
   if (value instanceof String) return value.valueOf();
-  if (value instanceof Set) return Array.from(value, (v) => toReply(v, isReplyError));
+  if (value instanceof Set) return Array.from(value, toReply);
   const map: ReplyMap = Object.create(null);
   if (value instanceof Map) {
-    for (const [k, v] of value) map[keyText(k)] = toReply(v, isReplyError);
+    for (const [k, v] of value) map[keyText(k)] = toReply(v);
     return map;
   }
-  for (const k of Object.keys(value)) map[k] = toReply((value as Record<string, unknown>)[k], isReplyError);
+  for (const k of Object.keys(value)) map[k] = toReply((value as Record<string, unknown>)[k]);
   return map;
 }
 
-function isRedisReplyErrorValue(value: Error): value is RedisReplyError {
-  return value instanceof RedisReplyError;
+// ioredis and node-redis hand out bulk strings as Buffers that are views of
+// the socket chunk they arrived in (or of Node's shared 8 KiB pool): a
+// value kept in a cache would keep that whole chunk alive. Such a view is
+// copied once, as our own client copies every bulk string it returns in
+// buffers mode. (The cache's own defensive copy uses `slice()`, which on a
+// Buffer is a view again.)
+function owned(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
 }
 
 function keyText(key: unknown): string {

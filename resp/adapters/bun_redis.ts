@@ -5,7 +5,7 @@
  * @module
  */
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, isForeignReplyError, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./_common.ts";
 
 /**
  * What {@linkcode fromBunRedis} calls on Bun's `RedisClient` (`import {
@@ -94,7 +94,7 @@ export function fromBunRedis(client: BunRedisClient): RedisLike {
           ),
         );
       }
-      return run(command, options, start, isForeignReplyError);
+      return run(command, options, start);
     },
   };
 }

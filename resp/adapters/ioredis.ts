@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, isForeignReplyError, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./_common.ts";
 
 /**
  * What {@linkcode fromIoredis} calls on an ioredis client: `call` and
@@ -85,7 +85,7 @@ export function fromIoredis(client: IoredisClient): RedisLike {
       const start = options?.buffers === true
         ? () => client.callBuffer(name, ...args)
         : () => client.call(name, ...args);
-      return run(command, options, start, isForeignReplyError);
+      return run(command, options, start);
     },
   };
 }

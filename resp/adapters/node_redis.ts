@@ -6,16 +6,14 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, isForeignReplyError, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./_common.ts";
 
 /**
  * The per-command options {@linkcode fromNodeRedis} passes: node-redis 4
- * reads `signal` and `returnBuffers`, node-redis 5 and later `abortSignal`
- * and `typeMapping`; each ignores the others' fields.
+ * reads `returnBuffers`, node-redis 5 and later `abortSignal` and
+ * `typeMapping`; each ignores the others' fields.
  */
 export interface NodeRedisCommandOptions {
-  /** node-redis 4: a command still waiting to be written is dropped when this aborts. */
-  signal?: AbortSignal;
   /** node-redis 4: bulk strings as `Buffer`s. */
   returnBuffers?: boolean;
   /** node-redis 5+: a command still waiting to be written is dropped when this aborts. */
@@ -47,14 +45,18 @@ export interface NodeRedisCluster {
   ): Promise<unknown>;
 }
 
-// RESP's type byte of a bulk string, node-redis 5's key for its decoding.
+// RESP's type bytes of a bulk string (`$`) and a map (`%`), node-redis 5's
+// keys for how it decodes them.
 const BLOB_STRING = 36;
-// Passed on every command: a client made with withTypeMapping() (bulk
-// strings as Buffers, maps as Maps) still answers the cache with strings.
-const TEXT: NodeRedisCommandOptions = Object.freeze({ typeMapping: Object.freeze({}) });
+const MAP = 37;
+// Passed on every command, so a client made with withTypeMapping() still
+// answers the cache with strings. Maps as Maps: node-redis 6 decodes a RESP3
+// map into a plain object, where a `__proto__` field silently disappears;
+// a Map keeps every key, and becomes an object without a prototype here.
+const TEXT: NodeRedisCommandOptions = Object.freeze({ typeMapping: Object.freeze({ [MAP]: Map }) });
 const BYTES: NodeRedisCommandOptions = Object.freeze({
   returnBuffers: true,
-  typeMapping: Object.freeze({ [BLOB_STRING]: Buffer }),
+  typeMapping: Object.freeze({ [BLOB_STRING]: Buffer, [MAP]: Map }),
 });
 
 /**
@@ -68,14 +70,16 @@ const BYTES: NodeRedisCommandOptions = Object.freeze({
  *   place; node-redis' own failures (`ClientClosedError`, a lost socket)
  *   pass through unchanged.
  * - `timeoutMs` rejects with `TimeoutError` that long after the call and
- *   `signal` with `signal.reason`. The signal is handed to node-redis too,
- *   so a command still waiting to be written is never written; one already
- *   written may still run on the server, as with herdless' own client.
+ *   `signal` with `signal.reason`. node-redis 5 and later get the signal
+ *   too, so a command still waiting to be written is never written; one
+ *   already written may still run on the server, as with herdless' own
+ *   client (node-redis 4 is not given the signal: it would keep a listener
+ *   on it per command).
  * - `buffers: true` returns every bulk string as bytes (`returnBuffers` in
  *   v4, a `typeMapping` in v5). Without it bulk strings are strings, even on
  *   a client made with `withTypeMapping()`.
- * - RESP3 maps (v5 with `RESP: 3`) become objects without a prototype, sets
- *   arrays. RESP3 attributes are not reported (`onAttribute` is never called).
+ * - RESP3 maps (v5 with `RESP: 3`, v6 by default) become objects without a
+ *   prototype, every field kept (`__proto__` included), sets arrays. RESP3 attributes are not reported (`onAttribute` is never called).
  * - On a cluster each command goes to the primary owning its first key (the
  *   key after `numkeys` for `EVAL`/`EVALSHA`); commands without a key
  *   (`PUBLISH`, `TIME`, `SCRIPT`...) to any node.
@@ -121,13 +125,17 @@ export function fromNodeRedis(client: NodeRedisClient | NodeRedisCluster): Redis
       for (let i = 1; i < command.length; i++) args[i] = argument(command[i]!);
       const base = options?.buffers === true ? BYTES : TEXT;
       const signal = options?.signal;
-      const o = signal === undefined ? base : { ...base, signal, abortSignal: signal };
+      // node-redis 5+ drops a command still unwritten when its signal aborts,
+      // and removes its listener once the command is written. node-redis 4
+      // (which reads `signal`) never removes its listener, so it gets none:
+      // a long-lived signal would collect one per command.
+      const o = signal === undefined ? base : { ...base, abortSignal: signal };
       const start = single !== undefined
         ? () => single.sendCommand(args, o)
         // Never a replica (isReadonly false): the cache re-reads what it
         // just wrote, and a replica may not have it yet.
         : () => cluster!.sendCommand(firstKey(args), false, args, o);
-      return run(command, options, start, isForeignReplyError);
+      return run(command, options, start);
     },
   };
 }
