@@ -21,7 +21,7 @@ export interface BunRedisClient {
 }
 
 /**
- * Use Bun's built-in `RedisClient` (Bun 1.2.9 and later; `redis`, the
+ * Use Bun's built-in `RedisClient` (tested with Bun 1.4.5; `redis`, the
  * default client, or `new RedisClient(url)`) wherever herdless takes a
  * {@linkcode RedisLike}: as a pipeline's `redis`, or for `Script.run`. Under
  * Bun only. The client stays yours: close it as you do now.
