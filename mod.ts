@@ -47,3 +47,13 @@ export {
   Script,
   type SendOptions,
 } from "./resp/mod.ts";
+export {
+  type BunRedisClient,
+  fromBunRedis,
+  fromIoredis,
+  fromNodeRedis,
+  type IoredisClient,
+  type NodeRedisClient,
+  type NodeRedisCluster,
+  type NodeRedisCommandOptions,
+} from "./resp/adapters/mod.ts";

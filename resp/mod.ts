@@ -31,3 +31,13 @@ export {
 export type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
 export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
+export {
+  type BunRedisClient,
+  fromBunRedis,
+  fromIoredis,
+  fromNodeRedis,
+  type IoredisClient,
+  type NodeRedisClient,
+  type NodeRedisCluster,
+  type NodeRedisCommandOptions,
+} from "./adapters/mod.ts";

@@ -32,6 +32,22 @@ if (missing.length > 0) {
   }
 }
 
+// The adapters' tests run against the real ioredis and node-redis, kept in a
+// dev-only folder of their own (never a dependency of herdless).
+const adapters = join(root, "test", "adapters");
+if (purpose === "test" && existsSync(join(adapters, "package.json"))) {
+  const { devDependencies: theirs = {} } = JSON.parse(readFileSync(join(adapters, "package.json"), "utf8"));
+  if (Object.keys(theirs).some((name) => !existsSync(join(adapters, "node_modules", name, "package.json")))) {
+    console.error("herdless: installing the adapters' test clients (test/adapters) first");
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+    const ci = spawnSync(npm, ["ci", "--no-audit", "--no-fund"], { cwd: adapters, stdio: "inherit" });
+    if (ci.status !== 0) {
+      console.error(`herdless: npm ci in test/adapters failed (exit ${ci.status ?? ci.signal})`);
+      process.exit(1);
+    }
+  }
+}
+
 const external = purpose === "lab" && (process.env.REDIS_URL ?? "") !== "";
 if (!external) {
   const server = process.env.REDIS_SERVER ?? "redis-server";
