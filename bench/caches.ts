@@ -137,11 +137,7 @@ export function describeLayers(
   layers: readonly [string, Record<string, unknown> | undefined][],
 ): string {
   return layers.map(([n, o]) =>
-    `${n}(${
-      o === undefined
-        ? ""
-        : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")
-    })`
+    `${n}(${o === undefined ? "" : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")})`
   ).join(", ");
 }
 
@@ -154,9 +150,7 @@ function strategies(
     if (typeof factory !== "function") {
       throw new Error(`not available: the cache module exports no ${name}()`);
     }
-    return options === undefined
-      ? (factory as Factory)()
-      : (factory as Factory)(options);
+    return options === undefined ? (factory as Factory)() : (factory as Factory)(options);
   });
 }
 
@@ -172,9 +166,7 @@ export function herdlessPipeline(
 ): HerdlessCache {
   if (typeof mod.pipeline !== "function") {
     throw new Error(
-      `not available: ${
-        mod.unavailable ?? "the cache module exports no pipeline()"
-      }`,
+      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
     );
   }
   const s = strategies(layers);
@@ -185,11 +177,7 @@ export function herdlessPipeline(
     );
   } catch (error) {
     throw new Error(
-      `not available: ${
-        error instanceof Error
-          ? `${error.name}: ${error.message}`
-          : String(error)
-      }`,
+      `not available: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
     );
   }
 }
@@ -222,8 +210,7 @@ export function herdlessResp(): 2 | 3 {
   return process.env.BENCH_HERDLESS_RESP === "2" ? 2 : 3;
 }
 
-const keyOf = (prefix: string) =>
-  Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
+const keyOf = (prefix: string) => Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
 const FILL_AT_ONCE = 32;
 
 /** Run `get` once per key to fill, `FILL_AT_ONCE` at a time, then check that key 7 reads back value 7. */
@@ -264,8 +251,7 @@ export async function openCache(
       const keys = keyOf("bench:cache:raw:");
       return await fill({
         ...counted,
-        config:
-          `connect({ resp: ${herdlessResp()} }); send(["GET", key]) then JSON.parse; a miss loads and SETs PX`,
+        config: `connect({ resp: ${herdlessResp()} }); send(["GET", key]) then JSON.parse; a miss loads and SETs PX`,
         async get(i) {
           const k = i % CACHE_KEYS;
           const raw = await redis.send(["GET", keys[k]!]);
@@ -302,10 +288,9 @@ export async function openCache(
       const ids = keyOf("item:");
       const c = await fill({
         ...counted,
-        config:
-          `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
-            describeLayers(all)
-          }); get("item:<i>", loader)`,
+        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
+          describeLayers(all)
+        }); get("item:<i>", loader)`,
         get: (i) => {
           const k = i % CACHE_KEYS;
           return cache.get(ids[k]!, loaders[k]!);
@@ -430,15 +415,11 @@ export async function openCache(
       return await fill({
         ...counted,
         config: `new BentoCache({ stores: { cache: bentostore()${
-          tiered
-            ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))"
-            : ""
+          tiered ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))" : ""
         }.useL2Layer(redisDriver({ connection: new Redis({ enableAutoPipelining: ${autoPipelining} }) }))${
           tiered ? ".useBus(redisBusDriver({ connection }))" : ""
         } } }).use("cache").getOrSet({ key, factory, ttl: 600000 })${
-          tiered
-            ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)"
-            : ""
+          tiered ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)" : ""
         }`,
         get(i) {
           const k = i % CACHE_KEYS;

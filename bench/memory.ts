@@ -167,8 +167,7 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
     });
     await reader.connect();
     const key = (id: string) => `bench:memory:csc:${id}`;
-    write = (id, value, ttlMs) =>
-      writer.set(key(id), JSON.stringify(value), { PX: ttlMs });
+    write = (id, value, ttlMs) => writer.set(key(id), JSON.stringify(value), { PX: ttlMs });
     read = async (id) => {
       const raw = await reader.get(key(id));
       if (raw === null) {
@@ -208,9 +207,7 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
     const bWritten = performance.now();
     await each(n, (i) => read(b(i).id));
     await record(
-      `set B read: A evicted from the tier (maxEntries ${
-        n.toLocaleString("en-US")
-      })`,
+      `set B read: A evicted from the tier (maxEntries ${n.toLocaleString("en-US")})`,
     );
     await each(n, (i) => drop(a(i).id));
     await record("set A invalidated by another connection");
@@ -218,11 +215,10 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     let cursor = "0";
     do {
-      const [nextCursor] =
-        (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [
-          string,
-          string[],
-        ];
+      const [nextCursor] = (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [
+        string,
+        string[],
+      ];
       cursor = nextCursor;
     } while (cursor !== "0");
     await record("set B expired");

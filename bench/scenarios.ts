@@ -10,27 +10,15 @@ import process from "node:process";
 import type { BenchClient } from "./clients.ts";
 
 /** Scenario names, in the order they are run and printed. */
-export const SCENARIOS = [
-  "get-seq",
-  "get-100",
-  "set-batch",
-  "script-100",
-  "hit-seq",
-  "hit-100",
-] as const;
+export const SCENARIOS = ["get-seq", "get-100", "set-batch", "script-100", "hit-seq", "hit-100"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** The cache-level table's scenarios: every cache's hit path, 100 in flight and sequential. */
 export const CACHE_SCENARIOS = ["cache-100", "cache-seq"] as const;
 export type CacheScenario = (typeof CACHE_SCENARIOS)[number];
-export const CACHE_DESCRIPTIONS: Record<CacheScenario, string> = {
-  "cache-100": "100 in flight",
-  "cache-seq": "sequential",
-};
 
 /** The cache-level measurements beside the table: coherence lag and near-tier memory. */
 export const CACHE_EXTRAS = ["coherence", "memory"] as const;
-export type CacheExtra = (typeof CACHE_EXTRAS)[number];
 
 /** Names `--only` accepts besides single scenarios. */
 export const GROUPS: Record<string, readonly string[]> = {
@@ -59,15 +47,11 @@ export const KEYS = 1_000;
 export const VALUE_SIZE = 64;
 
 export const VALUE = "v".repeat(VALUE_SIZE);
-export const getKeys: readonly string[] = Array.from(
-  { length: KEYS },
-  (_, i) => `bench:get:${i}`,
-);
+export const getKeys: readonly string[] = Array.from({ length: KEYS }, (_, i) => `bench:get:${i}`);
 // Ten batches of distinct keys, cycled, so the server's keyspace stays small.
 const setBatches: readonly (readonly string[])[] = Array.from(
   { length: 10 },
-  (_, b) =>
-    Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
+  (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
 );
 
 /** Counted operations over a measured window, and the CPU time spent on them. */
@@ -110,14 +94,8 @@ export async function measure(
   const elapsedMs = performance.now() - start;
   const cpu = process.cpuUsage(cpu0);
   const server1 = processCpuMs(serverPid);
-  const m: Measurement = {
-    ops,
-    elapsedMs,
-    clientCpuMs: (cpu.user + cpu.system) / 1000,
-  };
-  if (server0 !== undefined && server1 !== undefined) {
-    m.serverCpuMs = server1 - server0;
-  }
+  const m: Measurement = { ops, elapsedMs, clientCpuMs: (cpu.user + cpu.system) / 1000 };
+  if (server0 !== undefined && server1 !== undefined) m.serverCpuMs = server1 - server0;
   return m;
 }
 
@@ -127,10 +105,7 @@ export async function measure(
  * operation issued is counted once it completes, including the last few that
  * finish after the deadline (the elapsed time covers them too).
  */
-export function lanes(
-  count: number,
-  op: (i: number) => Promise<unknown>,
-): (ms: number) => Promise<number> {
+export function lanes(count: number, op: (i: number) => Promise<unknown>): (ms: number) => Promise<number> {
   return async (ms) => {
     const end = performance.now() + ms;
     let done = 0;
@@ -149,10 +124,7 @@ export function lanes(
 }
 
 /** The loop for a client scenario (everything but the cache-hit ones). */
-export function clientLoop(
-  scenario: ScenarioName,
-  client: BenchClient,
-): (ms: number) => Promise<number> {
+export function clientLoop(scenario: ScenarioName, client: BenchClient): (ms: number) => Promise<number> {
   switch (scenario) {
     case "get-seq":
       return lanes(1, (i) => client.get(getKeys[i % KEYS]!));
