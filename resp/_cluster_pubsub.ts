@@ -9,6 +9,7 @@
 import { type PushListener, RedisClient } from "./client.ts";
 import { ConnectionError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
+import { Subscriptions } from "./subscriptions.ts";
 import type { NodeAddress } from "./_slot_map.ts";
 import type { Arg, Reply, SendOptions } from "./types.ts";
 
@@ -27,7 +28,8 @@ export class ClusterSubscriber {
   #client: RedisClient | undefined;
   #address: NodeAddress | undefined;
   #failed = false;
-  #channels = new Map<string, Set<string>>();
+  /** What to restore on another node; the client on one node restores its own across reconnects. */
+  #subscriptions = new Subscriptions();
   #listeners = new Set<PushListener>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
@@ -44,15 +46,8 @@ export class ClusterSubscriber {
   }
 
   /** Send a (P)(UN)SUBSCRIBE on the subscriber connection, remembering the channels for a move. */
-  send(command: readonly Arg[], name: string, options: SendOptions | undefined): Promise<Reply> {
-    const kind = name.replace(/^un/, "");
-    let set = this.#channels.get(kind);
-    if (set === undefined) this.#channels.set(kind, set = new Set());
-    if (name.startsWith("un") && command.length === 1) set.clear();
-    for (const c of command.slice(1)) {
-      if (name.startsWith("un")) set.delete(String(c));
-      else set.add(String(c));
-    }
+  send(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
+    this.#subscriptions.track(command);
     if (this.#client === undefined || this.#failed) this.#move(this.#pick(undefined, false));
     if (this.#client === undefined) {
       return Promise.reject(new ConnectionError("No cluster node is known to subscribe on"));
@@ -89,7 +84,7 @@ export class ClusterSubscriber {
     this.#failed = false;
     if (old !== undefined) {
       old.destroy();
-      for (const [kind, set] of this.#channels) if (set.size > 0) client.send([kind.toUpperCase(), ...set]).catch(noop);
+      for (const command of this.#subscriptions.restore()) client.send(command).catch(noop);
     }
   }
 

@@ -47,3 +47,9 @@ export class Command implements Deadline {
     if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort);
   }
 }
+
+/** The command's name for messages: upper case, or "(binary)" when given as bytes. */
+export function commandName(cmd: Command): string {
+  const first = cmd.args[0];
+  return typeof first === "string" ? first.toUpperCase() : "(binary)";
+}

@@ -1,31 +1,24 @@
 /**
- * The Redis client: one socket, automatic pipelining (every command issued in
- * the same tick leaves in one write), timeouts counted from the call, an
- * offline queue, and reconnection with capped, jittered backoff.
+ * The Redis client: `connect()` and {@linkcode RedisClient}. A command is
+ * validated and timed here, then written on the current connection
+ * (`connection.ts`: one socket, where replies are matched to commands) or,
+ * while there is none, held in the offline queue. A lost connection is
+ * replaced with capped, jittered backoff; each new one runs the handshake
+ * (`handshake.ts`) before anything queued is written.
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import { Command, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
+import { Command, commandName, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
 import { reconnectDelay } from "./_backoff.ts";
 import { Deadlines } from "./_deadlines.ts";
-import { Fifo } from "./_fifo.ts";
-import { describeTarget, openTransport, type Transport } from "./connection.ts";
-import { Decoder } from "./decode.ts";
-import { CommandWriter } from "./encode.ts";
+import { exposeDeadlines } from "./_debug.ts";
+import { Connection, type ConnectionHooks } from "./connection.ts";
 import { ConnectionError, ProtocolError, RedisReplyError, TimeoutError } from "./errors.ts";
+import { handshake } from "./handshake.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
-import type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
-
-const SUBSCRIBE_KINDS = new Set([
-  "subscribe",
-  "psubscribe",
-  "ssubscribe",
-  "unsubscribe",
-  "punsubscribe",
-  "sunsubscribe",
-]);
-const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
+import { Subscriptions } from "./subscriptions.ts";
+import { describeTarget } from "./_transport.ts";
+import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 
 /** Receives RESP3 push frames (pub/sub messages, client tracking invalidations). */
 export type PushListener = (push: Reply[]) => void;
@@ -54,40 +47,45 @@ export async function connect(target?: string | ConnectOptions): Promise<RedisCl
 /** A connection to one Redis server. Create it with {@linkcode connect}. */
 export class RedisClient implements RedisLike {
   readonly #o: ResolvedOptions;
-  #socket: Transport | undefined;
+  /** The socket in use, from its opening (handshake included) to its close. */
+  #conn: Connection | undefined;
+  /** True once `#conn`'s handshake is done: commands go to it, not to the offline queue. */
   #connected = false;
   #closing = false;
   #closed = false;
-  #unsent: Command[] = [];
-  #written = new Fifo<Command>();
-  #flushScheduled = false;
-  #blocked = false;
+  /** Commands issued while there is no connection ready, oldest first. */
+  #offline: Command[] = [];
   #generation = 0;
   #attempt = 0;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #offlineSweep: ReturnType<typeof setInterval> | undefined;
   #lastError: unknown;
-  #decoder: Decoder;
-  #writer = new CommandWriter();
+  /** Writes made by the connections before the current one. */
+  #pastWrites = 0;
+  // One heap for the client, not one per socket: a timeout counts from the
+  // call, across the offline queue and a reconnect.
   #deadlines = new Deadlines<Command>((c) => this.#expire(c));
   #push = new Set<PushListener>();
-  /** Subscribed channels per kind, keyed by text, holding the argument as given (bytes stay bytes). */
-  #channels = new Map<string, Map<string, Arg>>();
-  /** RESP2 only: a subscribed connection receives messages as plain arrays. */
-  #subscribed2 = false;
-  #writes = 0;
-  #overdue: Command | undefined;
-  #overdueTimer: ReturnType<typeof setTimeout> | undefined;
-  #bytesIn = 0;
+  #subscriptions = new Subscriptions();
+  readonly #hooks: ConnectionHooks;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
   /** Settles when the first connection is ready or has failed. */
   readonly ready: Promise<void>;
 
+  static {
+    exposeDeadlines((client) => (client as RedisClient).#deadlines.size);
+  }
+
   /** Prefer {@linkcode connect}, which validates options and waits for the first connection. */
   constructor(options: ResolvedOptions) {
     this.#o = options;
-    this.#decoder = this.#newDecoder();
+    this.#hooks = {
+      push: (value) => {
+        for (const listener of this.#push) listener(value);
+      },
+      closed: (conn, error) => this.#onClose(conn, error),
+    };
     this.ready = this.#open(true);
   }
 
@@ -106,22 +104,17 @@ export class RedisClient implements RedisLike {
 
   /** Commands issued and not yet answered (queued or written). */
   get pending(): number {
-    return this.#unsent.length + this.#written.length;
+    return this.#offline.length + (this.#conn?.pending ?? 0);
   }
 
   /** Commands issued and not yet written: waiting for the next tick, for `drain` (backpressure) or for a reconnect. */
   get queued(): number {
-    return this.#unsent.length;
-  }
-
-  /** Commands whose timeout is still being watched (answered ones leave at once). */
-  get watchedDeadlines(): number {
-    return this.#deadlines.size;
+    return this.#offline.length + (this.#conn?.queued ?? 0);
   }
 
   /** Socket writes made so far; each carries every command issued in one tick. */
   get writes(): number {
-    return this.#writes;
+    return this.#pastWrites + (this.#conn?.writes ?? 0);
   }
 
   /**
@@ -147,7 +140,7 @@ export class RedisClient implements RedisLike {
       return Promise.reject(new ConnectionError("The client is closed"));
     }
     if (
-      !this.#connected && this.#unsent.length >= this.#o.offlineQueue && this.#compactUnsent() >= this.#o.offlineQueue
+      !this.#connected && this.#offline.length >= this.#o.offlineQueue && this.#compactOffline() >= this.#o.offlineQueue
     ) {
       return Promise.reject(
         this.#o.offlineQueue === 0
@@ -164,7 +157,7 @@ export class RedisClient implements RedisLike {
       cmd.reject = reject;
     });
     if (options?.onAttribute !== undefined) cmd.onAttribute = options.onAttribute;
-    this.#track(cmd);
+    cmd.expect = this.#subscriptions.track(command);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     if (timeoutMs > 0 || !this.#connected) cmd.issuedAt = Date.now();
     if (timeoutMs > 0) {
@@ -180,11 +173,8 @@ export class RedisClient implements RedisLike {
       };
       signal.addEventListener("abort", cmd.onAbort, { once: true });
     }
-    this.#unsent.push(cmd);
-    if (this.#connected && !this.#blocked && !this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flush);
-    }
+    if (this.#connected) this.#conn!.send(cmd);
+    else this.#offline.push(cmd);
     return promise;
   }
 
@@ -214,6 +204,7 @@ export class RedisClient implements RedisLike {
         // connection drops meanwhile (or destroy() is called).
         await new Promise<void>((resolve) => {
           this.#idle = resolve;
+          this.#conn!.onSettle = () => this.#maybeIdle();
           this.#maybeIdle();
         });
       }
@@ -234,227 +225,51 @@ export class RedisClient implements RedisLike {
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     this.#stopOfflineSweep();
-    this.#stopOverdueWatch();
-    const socket = this.#socket;
-    this.#socket = undefined;
-    socket?.destroy();
-    this.#failAll(error);
+    const conn = this.#conn;
+    this.#conn = undefined;
+    if (conn !== undefined) {
+      this.#pastWrites += conn.writes;
+      conn.destroy();
+      conn.rejectAll(error);
+    }
+    const offline = this.#offline;
+    this.#offline = [];
+    for (const cmd of offline) cmd.fail(error);
     this.#deadlines.clear();
     const idle = this.#idle;
     this.#idle = undefined;
     idle?.();
   }
 
-  /** Drop settled commands from the unsent list and return how many live ones remain. */
-  #compactUnsent(): number {
-    this.#unsent = this.#unsent.filter((c) => c.state === QUEUED);
-    return this.#unsent.length;
+  /** Drop settled commands from the offline queue and return how many live ones remain. */
+  #compactOffline(): number {
+    this.#offline = this.#offline.filter((c) => c.state === QUEUED);
+    return this.#offline.length;
   }
-
-  // Subscriptions are remembered so a reconnect can restore them: without
-  // that, a lease waiter would silently fall back to polling forever.
-  #track(cmd: Command): void {
-    const first = cmd.args[0];
-    // Cheap screen before lowercasing: every (un)subscribe verb is 9 to 12
-    // characters long and starts with s, p or u (any case).
-    if (typeof first !== "string" || first.length < 9 || first.length > 12) return;
-    const c0 = first.charCodeAt(0) | 0x20;
-    if (c0 !== 0x73 && c0 !== 0x70 && c0 !== 0x75) return;
-    const name = first.toLowerCase();
-    if (!SUBSCRIBE_KINDS.has(name)) return;
-    const base = name.replace(/^un/, "");
-    let set = this.#channels.get(base);
-    if (set === undefined) this.#channels.set(base, set = new Map());
-    // Redis confirms each channel once; an unsubscribe from everything
-    // confirms each channel still subscribed (or once when there is none).
-    cmd.expect = name.startsWith("un") && cmd.args.length === 1
-      ? Math.max(1, set.size)
-      : Math.max(1, cmd.args.length - 1);
-    for (const channel of cmd.args.slice(1)) {
-      const key = typeof channel === "string"
-        ? channel
-        : channel instanceof Uint8Array
-        ? `\0bytes:${Buffer.from(channel).toString("latin1")}`
-        : String(channel);
-      if (name.startsWith("un")) set.delete(key);
-      else set.set(key, channel);
-    }
-    if (name.startsWith("un") && cmd.args.length === 1) set.clear();
-  }
-
-  readonly #flush = (): void => {
-    this.#flushScheduled = false;
-    const socket = this.#socket;
-    if (!this.#connected || socket === undefined || this.#blocked) return;
-    const unsent = this.#unsent;
-    if (unsent.length === 0) return;
-    this.#unsent = [];
-    const writer = this.#writer;
-    const written = this.#written;
-    for (let i = 0; i < unsent.length; i++) {
-      const cmd = unsent[i]!;
-      // A command that timed out or was aborted before its write is never written.
-      if (cmd.state !== QUEUED) continue;
-      writer.push(cmd.args);
-      cmd.state = WRITTEN;
-      if (written.length === 0) this.#decoder.buffers = cmd.buffers;
-      written.push(cmd);
-    }
-    if (writer.length === 0) {
-      this.#maybeIdle();
-      return;
-    }
-    this.#writes++;
-    if (!socket.write(writer.take())) this.#blocked = true;
-  };
 
   #expire(cmd: Command): void {
     if (cmd.state === SETTLED) return;
     const written = cmd.state === WRITTEN;
     const waited = Date.now() - cmd.issuedAt;
     cmd.fail(new TimeoutError(`Command ${commandName(cmd)} timed out after ${waited} ms`, waited));
-    if (written) this.#watchOverdue(cmd);
+    // A written command is always on the current connection: a close rejects them all.
+    if (written) this.#conn?.watchOverdue(cmd);
     this.#maybeIdle();
-  }
-
-  // A reply nobody waits for still has to be read to keep replies in order,
-  // but a server streaming a reply that never ends (an endless aggregate)
-  // would hold the connection and grow the decoder forever. If bytes keep
-  // arriving and the timed-out command's reply is still incomplete its own
-  // timeout again later (at least 1 s), the connection is reset. A silent
-  // server (paused, busy) costs no memory and may still answer the commands
-  // queued behind: it is left alone and checked again.
-  #watchOverdue(cmd: Command): void {
-    if (this.#overdue !== undefined) return;
-    const socket = this.#socket;
-    this.#overdue = cmd;
-    const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
-    const bytesAtStart = this.#bytesIn;
-    this.#overdueTimer = setTimeout(() => {
-      this.#overdue = undefined;
-      this.#overdueTimer = undefined;
-      if (this.#socket !== socket || socket === undefined) return;
-      if (cmd.replied) {
-        const head = this.#written.peek();
-        if (head !== undefined && head.state === SETTLED) this.#watchOverdue(head);
-        return;
-      }
-      // Bytes for the replies ahead of it (a large one still arriving) are
-      // no sign of trouble: only a reply at the head that keeps growing is.
-      if (this.#bytesIn === bytesAtStart || this.#written.peek() !== cmd) {
-        this.#watchOverdue(cmd);
-        return;
-      }
-      socket.destroy(
-        new ConnectionError(
-          `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,
-        ),
-      );
-    }, graceMs);
-    this.#overdueTimer.unref?.();
-  }
-
-  #stopOverdueWatch(): void {
-    clearTimeout(this.#overdueTimer);
-    this.#overdueTimer = undefined;
-    this.#overdue = undefined;
-  }
-
-  #newDecoder(): Decoder {
-    return new Decoder({
-      reply: (value, attribute) => this.#onReply(value, attribute),
-      push: (value) => this.#onPush(value),
-    });
-  }
-
-  #onReply(value: Reply, attribute: ReplyMap | undefined): void {
-    // RESP2 pub/sub: a subscribed connection receives messages as ordinary
-    // arrays, interleaved with the replies to (un)subscribe commands; they
-    // must never be matched to the command at the head of the queue.
-    if (this.#subscribed2 && Array.isArray(value) && typeof value[0] === "string" && MESSAGE_KINDS.has(value[0])) {
-      this.#onPush(value);
-      return;
-    }
-    const cmd = this.#written.peek();
-    if (cmd === undefined) throw new ProtocolError("Reply received with no command waiting for it", -1);
-    // RESP2 (un)subscribe confirmations carry the count of subscriptions
-    // left: the connection is in subscribed mode exactly while it is above 0,
-    // as Redis itself sees it (not as of when the command was sent).
-    if (
-      this.#o.resp === 2 && Array.isArray(value) && typeof value[2] === "number" && typeof value[0] === "string" &&
-      SUBSCRIBE_KINDS.has(value[0])
-    ) {
-      this.#subscribed2 = value[2] > 0;
-    }
-    if (cmd.expect > 1 && Array.isArray(value)) {
-      cmd.expect--;
-      return;
-    }
-    this.#written.shift();
-    cmd.replied = true;
-    this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
-    if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
-    if (value instanceof RedisReplyError) cmd.fail(value);
-    else cmd.succeed(value);
-    if (this.#idle !== undefined) this.#maybeIdle();
-  }
-
-  #onPush(value: Reply[]): void {
-    const kind = typeof value[0] === "string" ? value[0] : "";
-    if (SUBSCRIBE_KINDS.has(kind)) {
-      // RESP3 answers SUBSCRIBE with push frames, one per channel, instead of a reply.
-      const cmd = this.#written.peek();
-      if (cmd !== undefined && typeof cmd.args[0] === "string" && cmd.args[0].toLowerCase() === kind) {
-        if (--cmd.expect === 0) {
-          cmd.expect = 1;
-          this.#onReply(value, undefined);
-        }
-      }
-      return;
-    }
-    for (const listener of this.#push) listener(value);
   }
 
   #maybeIdle(): void {
     if (this.#idle === undefined) return;
-    if (this.#unsent.some((c) => c.state !== SETTLED)) return;
-    for (let i = 0; i < this.#written.length; i++) if (this.#written.at(i)!.state !== SETTLED) return;
+    for (const cmd of this.#offline) if (cmd.state !== SETTLED) return;
+    if (this.#conn !== undefined && !this.#conn.idle) return;
     const idle = this.#idle;
     this.#idle = undefined;
     idle();
   }
 
-  #failAll(error: unknown): void {
-    const written = this.#written;
-    this.#written = new Fifo();
-    for (let cmd = written.shift(); cmd !== undefined; cmd = written.shift()) cmd.fail(error);
-    const unsent = this.#unsent;
-    this.#unsent = [];
-    for (const cmd of unsent) cmd.fail(error);
-  }
-
   async #open(first: boolean): Promise<void> {
-    let socket: Transport | undefined;
-    let transport: Transport;
+    let conn: Connection;
     try {
-      transport = await openTransport(this.#o, {
-        data: (chunk) => {
-          this.#bytesIn += chunk.length;
-          try {
-            this.#decoder.feed(chunk);
-          } catch (error) {
-            socket?.destroy(error as Error);
-          }
-        },
-        drain: () => {
-          this.#blocked = false;
-          this.#flush();
-        },
-        close: (error) => {
-          if (error !== undefined) this.#lastError = error;
-          if (socket !== undefined) this.#onClose(socket);
-        },
-      });
+      conn = await Connection.open(this.#o, this.#hooks);
     } catch (error) {
       this.#lastError = error;
       if (first) {
@@ -464,15 +279,13 @@ export class RedisClient implements RedisLike {
       this.#scheduleReconnect();
       return;
     }
-    socket = transport;
     if (this.#closed) {
-      socket.destroy();
+      conn.destroy();
       return;
     }
-    this.#socket = socket;
-    this.#decoder = this.#newDecoder();
+    this.#conn = conn;
     try {
-      await this.#handshake(socket);
+      await handshake(conn, this.#o, this.#subscriptions);
     } catch (cause) {
       // A refused AUTH or SELECT is the server's word and stays a RedisReplyError.
       const error = cause instanceof RedisReplyError ? cause : new ConnectionError(
@@ -480,90 +293,51 @@ export class RedisClient implements RedisLike {
         { cause },
       );
       this.#lastError = error;
-      socket.destroy();
+      conn.destroy();
       if (first) {
         this.#shutdown(new ConnectionError("The handshake failed", { cause: error }));
         throw error;
       }
       return;
     }
-    if (this.#socket !== socket) return;
+    if (this.#conn !== conn) return;
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
     this.#stopOfflineSweep();
-    this.#flush();
+    const offline = this.#offline;
+    this.#offline = [];
+    conn.release(offline);
   }
 
-  async #handshake(socket: Transport): Promise<void> {
-    const o = this.#o;
-    const steps: Arg[][] = [];
-    if (o.resp === 3) {
-      const hello: Arg[] = ["HELLO", 3];
-      if (o.password !== undefined) hello.push("AUTH", o.username ?? "default", o.password);
-      if (o.name !== undefined) hello.push("SETNAME", o.name);
-      steps.push(hello);
-    } else {
-      if (o.password !== undefined) {
-        steps.push(o.username === undefined ? ["AUTH", o.password] : ["AUTH", o.username, o.password]);
-      }
-      if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
-    }
-    if (o.db !== 0) steps.push(["SELECT", o.db]);
-    for (const [kind, set] of this.#channels) if (set.size > 0) steps.push([kind.toUpperCase(), ...set.values()]);
-    if (steps.length === 0) return;
-    const replies = steps.map((args) => {
-      const cmd = new Command(args, false);
-      const p = new Promise<Reply>((resolve, reject) => {
-        cmd.resolve = resolve;
-        cmd.reject = reject;
-      });
-      if (typeof args[0] === "string" && SUBSCRIBE_KINDS.has(args[0].toLowerCase())) cmd.expect = args.length - 1;
-      cmd.state = WRITTEN;
-      this.#written.push(cmd);
-      this.#writer.push(args);
-      return p;
-    });
-    socket.write(this.#writer.take());
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
-      }, o.connectTimeoutMs);
-    });
-    try {
-      await Promise.race([Promise.all(replies), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  #onClose(socket: Transport): void {
-    if (this.#socket !== socket) return;
-    this.#socket = undefined;
-    this.#stopOverdueWatch();
+  #onClose(conn: Connection, error: Error | undefined): void {
+    if (error !== undefined) this.#lastError = error;
+    if (this.#conn !== conn) return;
+    this.#conn = undefined;
+    this.#pastWrites += conn.writes;
     this.#connected = false;
-    this.#blocked = false;
     const cause = this.#lastError;
     const target = describeTarget(this.#o);
     // Written commands may or may not have run: reject them, never resend
-    // (a resent SET NX can look like a lost lease).
-    const written = this.#written;
-    this.#written = new Fifo();
-    // A stream the decoder refused is reported as such; anything else is a lost connection.
-    const lost = cause instanceof ProtocolError
-      ? cause
-      : new ConnectionError(`Connection to ${target} lost before the reply arrived`, { cause });
-    for (let cmd = written.shift(); cmd !== undefined; cmd = written.shift()) cmd.fail(lost);
+    // (a resent SET NX can look like a lost lease). A stream the decoder
+    // refused is reported as such; anything else is a lost connection.
+    conn.rejectWritten(
+      cause instanceof ProtocolError
+        ? cause
+        : new ConnectionError(`Connection to ${target} lost before the reply arrived`, { cause }),
+    );
+    // Commands the socket never took wait for the next connection, ahead of later ones.
+    const unsent = conn.takeUnsent();
+    if (unsent.length > 0) this.#offline = this.#offline.length === 0 ? unsent : unsent.concat(this.#offline);
     if (this.#closed) return;
     if (this.#o.reconnect === false || this.#closing) {
       this.#shutdown(new ConnectionError(`Connection to ${target} closed`, { cause }));
       return;
     }
     if (this.#o.offlineQueue === 0) {
-      const unsent = this.#unsent;
-      this.#unsent = [];
-      for (const cmd of unsent) cmd.fail(new ConnectionError(`Not connected to ${target}`, { cause }));
+      const offline = this.#offline;
+      this.#offline = [];
+      for (const cmd of offline) cmd.fail(new ConnectionError(`Not connected to ${target}`, { cause }));
     }
     this.#startOfflineSweep();
     this.#scheduleReconnect();
@@ -585,7 +359,7 @@ export class RedisClient implements RedisLike {
     this.#offlineSweep = setInterval(() => {
       const now = Date.now();
       const keep: Command[] = [];
-      for (const cmd of this.#unsent) {
+      for (const cmd of this.#offline) {
         if (cmd.state !== QUEUED) continue;
         if (now - cmd.issuedAt >= limit) {
           cmd.fail(
@@ -595,7 +369,7 @@ export class RedisClient implements RedisLike {
           );
         } else keep.push(cmd);
       }
-      this.#unsent = keep;
+      this.#offline = keep;
       this.#maybeIdle();
     }, Math.min(limit, 100));
     this.#offlineSweep.unref?.();
@@ -623,9 +397,4 @@ function checkArgs(command: readonly Arg[]): TypeError | undefined {
     );
   }
   return undefined;
-}
-
-function commandName(cmd: Command): string {
-  const first = cmd.args[0];
-  return typeof first === "string" ? first.toUpperCase() : "(binary)";
 }

@@ -5,23 +5,20 @@
  *
  * @module
  */
-import { type PushListener, RedisClient } from "./client.ts";
+import { type PushListener } from "./client.ts";
+import { ClusterNodes } from "./_cluster_nodes.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
-import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./_cluster_options.ts";
+import { Redirector, RETRYABLE } from "./_cluster_redirect.ts";
+import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./cluster_options.ts";
 import { routeSlot } from "./_command_keys.ts";
-import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "./errors.ts";
+import { ConnectionError, isConnectionError, isRedisReplyError } from "./errors.ts";
 import { keySlot } from "./slot.ts";
-import { type MapSource, readSlotMap } from "./_cluster_map.ts";
-import { emptyTopology, type NodeAddress, parseEndpoint, type Topology } from "./_slot_map.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 
-export type { ClusterOptions } from "./_cluster_options.ts";
+export type { ClusterOptions } from "./cluster_options.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
 
-/** Replies that mean "not now, nothing ran": the command is tried again after `retryDelayMs`. */
-const RETRYABLE = new Set(["TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"]);
 const SUBSCRIBE = new Set(["subscribe", "psubscribe", "unsubscribe", "punsubscribe"]);
-const noop = () => {};
 
 /** Counters of a {@linkcode ClusterClient}, for tests and dashboards. */
 export interface ClusterStats {
@@ -34,12 +31,6 @@ export interface ClusterStats {
   /** Slot map reads that succeeded, and that failed on every node. */
   refreshes: number;
   refreshFailures: number;
-}
-
-interface Node {
-  readonly address: NodeAddress;
-  readonly client: RedisClient;
-  failed: boolean;
 }
 
 /**
@@ -102,43 +93,40 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  */
 export class ClusterClient implements RedisLike {
   readonly #o: ResolvedClusterOptions;
-  #topology: Topology = emptyTopology();
-  #nodes = new Map<string, Node>();
-  #retiredGenerations = 0;
-  #waiting = 0;
+  readonly #nodes: ClusterNodes;
+  readonly #redirector: Redirector;
+  readonly #subscriber: ClusterSubscriber;
+  #stats: ClusterStats = { moved: 0, asked: 0, retried: 0, refreshes: 0, refreshFailures: 0 };
   #inflight = 0;
   #drained: (() => void) | undefined;
-  #wakers = new Set<() => void>();
-  #refreshing: Promise<void> | undefined;
-  #refreshAgain = false;
-  #refreshFirst: string | undefined;
-  #refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  #lastRefreshAt = 0;
-  #lastRefreshError: unknown;
   #closing = false;
   #closed = false;
   #closedPromise: Promise<void> | undefined;
-  #subscriber: ClusterSubscriber;
-  #stats: ClusterStats = { moved: 0, asked: 0, retried: 0, refreshes: 0, refreshFailures: 0 };
   /** Settles when the first slot map has been read and every primary's first connection attempt has ended. */
   readonly ready: Promise<void>;
 
   /** Prefer {@linkcode connectCluster}, which validates options and waits for the slot map. */
   constructor(options: ResolvedClusterOptions) {
     this.#o = options;
-    this.#subscriber = new ClusterSubscriber(options.node, this.#pickSubscriberNode, options.retryDelayMs);
+    this.#nodes = new ClusterNodes(options, this.#stats, () => {
+      // A subscriber that lost its node moves, so pushes keep flowing (a waiter polls meanwhile).
+      this.#subscriber.check();
+      this.#redirector.wake();
+    });
+    this.#redirector = new Redirector(options, this.#nodes, this.#stats);
+    this.#subscriber = new ClusterSubscriber(options.node, this.#nodes.pickSubscriberNode, options.retryDelayMs);
     this.ready = this.#start();
   }
 
   async #start(): Promise<void> {
     try {
-      await this.#refresh();
+      await this.#nodes.refresh();
     } catch (error) {
       this.destroy();
       const seeds = this.#o.seeds.map((s) => s.id).join(", ");
       throw new ConnectionError(`Cannot read the cluster slot map from any seed (${seeds})`, { cause: error });
     }
-    await Promise.allSettled([...this.#nodes.values()].map((n) => n.client.ready));
+    await Promise.allSettled(this.#nodes.firstAttempts);
   }
 
   /**
@@ -147,9 +135,7 @@ export class ClusterClient implements RedisLike {
    * node that never saw the script is handled by `Script`'s fallback.)
    */
   get generation(): number {
-    let sum = this.#retiredGenerations;
-    for (const node of this.#nodes.values()) sum += node.client.generation;
-    return sum;
+    return this.#nodes.generation;
   }
 
   /** Commands issued and not yet settled, including those being redirected or waiting for a node. */
@@ -164,7 +150,7 @@ export class ClusterClient implements RedisLike {
 
   /** `host:port` of the primary the slot map names for this key's slot, or `undefined` when no one serves it. */
   nodeFor(key: Arg): string | undefined {
-    return this.#topology.owners[keySlot(key)];
+    return this.#nodes.owner(keySlot(key));
   }
 
   /**
@@ -194,29 +180,27 @@ export class ClusterClient implements RedisLike {
       return Promise.reject(error);
     }
     const name = typeof command[0] === "string" ? command[0].toLowerCase() : "";
-    if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, name, options);
+    if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, options);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     const startedAt = timeoutMs > 0 ? Date.now() : 0;
     const deadline = timeoutMs > 0 ? startedAt + timeoutMs : Infinity;
     // Fast path: the owner is known and connected; the node client counts the timeout from now too.
-    const id = slot >= 0 ? this.#topology.owners[slot] : this.#anyPrimary();
-    const node = id === undefined ? undefined : this.#node(id);
+    const id = this.#nodes.owner(slot);
+    const node = id === undefined ? undefined : this.#nodes.node(id);
     this.#inflight++;
     if (node !== undefined && node.client.connected) {
       return node.client.send(command, options).then(this.#settled, (error: unknown) => {
         if (
           !isRedisReplyError(error) || !(error.code === "MOVED" || error.code === "ASK" || RETRYABLE.has(error.code))
         ) {
-          if (isConnectionError(error)) this.#requestRefresh();
+          if (isConnectionError(error)) this.#nodes.requestRefresh();
           return this.#failed(error);
         }
-        return this.#run(command, slot, options, startedAt, deadline, error, node).then(this.#settled, this.#failed);
+        return this.#redirector.run({ command, slot, options, startedAt, deadline, error, failedOn: node })
+          .then(this.#settled, this.#failed);
       });
     }
-    return this.#run(command, slot, options, startedAt, deadline, undefined, undefined).then(
-      this.#settled,
-      this.#failed,
-    );
+    return this.#redirector.run({ command, slot, options, startedAt, deadline }).then(this.#settled, this.#failed);
   }
 
   // Every command is counted until it settles, so close() can wait for the
@@ -230,262 +214,6 @@ export class ClusterClient implements RedisLike {
     if (--this.#inflight === 0) this.#drained?.();
     throw error;
   };
-
-  // The slow path: a loop of (wait for a usable node) -> send -> classify the error.
-  async #run(
-    command: readonly Arg[],
-    slot: number,
-    options: SendOptions | undefined,
-    startedAt: number,
-    deadline: number,
-    error: unknown,
-    failedOn: Node | undefined,
-  ): Promise<Reply> {
-    const wait = { since: 0, waiting: false };
-    let redirections = 0;
-    let ask: NodeAddress | undefined;
-    try {
-      for (;;) {
-        if (error !== undefined) {
-          const e = error;
-          error = undefined;
-          if (!isRedisReplyError(e)) {
-            if (isConnectionError(e)) this.#requestRefresh();
-            if (e instanceof TimeoutError && startedAt > 0) throw timeout(command, startedAt, e);
-            throw e; // written (or refused by the server): never sent again
-          }
-          if (e.code === "MOVED" || e.code === "ASK") {
-            if (++redirections > this.#o.maxRedirections) {
-              throw new RedisReplyError(
-                `${e.message} (gave up after ${this.#o.maxRedirections} redirections: maxRedirections)`,
-                { cause: e },
-              );
-            }
-            const [, slotText, endpoint] = e.message.split(" ");
-            const target = parseEndpoint(endpoint ?? "", failedOn?.address.host ?? "127.0.0.1");
-            if (target === undefined) throw e;
-            if (e.code === "MOVED") {
-              this.#stats.moved++;
-              this.#learn(Number(slotText), target);
-              // The node a MOVED points to has the newest view of that slot: ask it first.
-              this.#requestRefresh(target.id);
-            } else {
-              this.#stats.asked++;
-              ask = target;
-            }
-          } else if (RETRYABLE.has(e.code)) {
-            this.#stats.retried++;
-            if (e.code !== "TRYAGAIN") this.#requestRefresh();
-            await this.#pause(wait, command, slot, startedAt, deadline, options, e);
-          } else {
-            throw e;
-          }
-        }
-        if (this.#closed) throw new ConnectionError("The cluster client is closed");
-        if (options?.signal?.aborted) throw options.signal.reason;
-        if (Date.now() >= deadline) throw timeout(command, startedAt, undefined);
-        const id = ask?.id ?? (slot >= 0 ? this.#topology.owners[slot] : this.#anyPrimary());
-        const node = id === undefined ? undefined : this.#node(id, ask);
-        if (node === undefined || !node.client.connected) {
-          this.#stats.retried++;
-          this.#requestRefresh();
-          await this.#pause(wait, command, slot, startedAt, deadline, options, this.#lastRefreshError);
-          continue;
-        }
-        const sendOptions: SendOptions = {
-          signal: options?.signal,
-          buffers: options?.buffers,
-          onAttribute: options?.onAttribute,
-          timeoutMs: deadline === Infinity ? 0 : Math.max(1, deadline - Date.now()),
-        };
-        // ASKING and the command leave in the same write (automatic pipelining):
-        // ASKING only covers the very next command on that connection.
-        if (ask !== undefined) node.client.send(["ASKING"]).catch(noop);
-        ask = undefined;
-        try {
-          return await node.client.send(command, sendOptions);
-        } catch (e) {
-          error = e;
-          failedOn = node;
-        }
-      }
-    } finally {
-      if (wait.waiting) this.#waiting--;
-    }
-  }
-
-  // Wait `retryDelayMs` (less if the deadline is nearer) for the cluster to heal, within the offline budget.
-  async #pause(
-    wait: { since: number; waiting: boolean },
-    command: readonly Arg[],
-    slot: number,
-    startedAt: number,
-    deadline: number,
-    options: SendOptions | undefined,
-    cause: unknown,
-  ): Promise<void> {
-    const now = Date.now();
-    if (!wait.waiting) {
-      if (this.#waiting >= this.#o.offlineQueue) {
-        throw new ConnectionError(
-          this.#o.offlineQueue === 0
-            ? `No node can serve ${describe(command, slot)} now (offlineQueue is off)`
-            : `The cluster's offline queue is full (${this.#o.offlineQueue} commands)`,
-          { cause },
-        );
-      }
-      this.#waiting++;
-      wait.waiting = true;
-      wait.since = now;
-    }
-    const budget = this.#o.offlineTimeoutMs === 0 ? Infinity : wait.since + this.#o.offlineTimeoutMs;
-    if (now >= budget) {
-      throw new ConnectionError(
-        `No node could serve ${describe(command, slot)} for ${now - wait.since} ms (offlineTimeoutMs)`,
-        { cause },
-      );
-    }
-    if (now >= deadline) throw timeout(command, startedAt, undefined);
-    const ms = Math.min(this.#o.retryDelayMs, deadline - now, budget - now);
-    await new Promise<void>((resolve) => {
-      const signal = options?.signal;
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        this.#wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener("abort", done, { once: true });
-      this.#wakers.add(done);
-    });
-  }
-
-  #anyPrimary(): string | undefined {
-    const primaries = this.#topology.primaries;
-    for (const id of primaries) if (this.#nodes.get(id)?.client.connected) return id;
-    return primaries[0] ?? this.#o.seeds[0]?.id;
-  }
-
-  // The connection to a node, created on first use; one whose first connection
-  // attempt failed is replaced (RedisClient gives up after a failed first attempt).
-  #node(id: string, hint?: NodeAddress): Node | undefined {
-    const existing = this.#nodes.get(id);
-    if (existing !== undefined && !existing.failed) return existing;
-    if (this.#closed) return undefined;
-    const address = hint ?? this.#topology.nodes.get(id) ?? this.#o.seeds.find((s) => s.id === id);
-    if (address === undefined) return undefined;
-    if (existing !== undefined) this.#retire(existing);
-    const node = this.#open(address, this.#o.node.resp);
-    this.#nodes.set(id, node);
-    return node;
-  }
-
-  #open(address: NodeAddress, resp: 2 | 3): Node {
-    const client = new RedisClient({ ...this.#o.node, host: address.host, port: address.port, resp, offlineQueue: 0 });
-    const node: Node = { address, client, failed: false };
-    // A failed first attempt is not a reason to re-read the map by itself:
-    // a command that needs this node asks for that while it waits, and an
-    // idle client must not probe a dead node forever.
-    client.ready.catch(() => (node.failed = true));
-    return node;
-  }
-
-  #retire(node: Node): void {
-    if (this.#nodes.get(node.address.id) === node) this.#nodes.delete(node.address.id);
-    this.#retiredGenerations += node.client.generation;
-    // Commands already written there finish (or fail) on their own; nothing new is sent.
-    node.client.close().catch(noop);
-  }
-
-  #learn(slot: number, target: NodeAddress): void {
-    if (!Number.isInteger(slot) || slot < 0 || slot >= this.#topology.owners.length) return;
-    this.#topology.owners[slot] = target.id;
-    if (!this.#topology.nodes.has(target.id)) this.#topology.nodes.set(target.id, target);
-    if (!this.#topology.primaries.includes(target.id)) this.#topology.primaries.push(target.id);
-  }
-
-  // Re-read the slot map soon: at most one read in flight, and reads at least
-  // `retryDelayMs` apart, however many commands ask for one.
-  #requestRefresh(first?: string): void {
-    if (this.#closed) return;
-    if (first !== undefined) this.#refreshFirst = first;
-    if (this.#refreshing !== undefined) {
-      this.#refreshAgain = true;
-      return;
-    }
-    if (this.#refreshTimer !== undefined) return;
-    const wait = this.#lastRefreshAt + this.#o.retryDelayMs - Date.now();
-    this.#refreshTimer = setTimeout(() => {
-      this.#refreshTimer = undefined;
-      this.#refresh().catch(noop);
-    }, Math.max(0, wait));
-  }
-
-  #refresh(): Promise<void> {
-    if (this.#refreshing !== undefined) return this.#refreshing;
-    this.#refreshing = this.#readMap().finally(() => {
-      this.#refreshing = undefined;
-      this.#lastRefreshAt = Date.now();
-      if (this.#refreshAgain) {
-        this.#refreshAgain = false;
-        this.#requestRefresh();
-      }
-    });
-    return this.#refreshing;
-  }
-
-  async #readMap(): Promise<void> {
-    // Live connections first, in random order (the target of the last MOVED
-    // first: it has the newest view of that slot), then every other known
-    // node and seed over a short-lived connection.
-    const live = [...this.#nodes.values()].filter((n) => n.client.connected && !n.failed);
-    shuffle(live);
-    const first = live.findIndex((n) => n.address.id === this.#refreshFirst);
-    this.#refreshFirst = undefined;
-    if (first > 0) live.unshift(...live.splice(first, 1));
-    const sources: MapSource[] = [...live];
-    for (const a of new Map([...this.#topology.nodes, ...this.#o.seeds.map((s) => [s.id, s] as const)]).values()) {
-      if (!live.some((n) => n.address.id === a.id)) sources.push({ address: a });
-    }
-    try {
-      // Bounded well below connectTimeoutMs' default: a frozen node must not hold every refresh for 10 s.
-      const topology = await readSlotMap(
-        sources,
-        this.#o.node,
-        Math.min(this.#o.node.connectTimeoutMs, 2000),
-        () => this.#closed,
-      );
-      if (topology === undefined) return;
-      this.#apply(topology);
-      this.#stats.refreshes++;
-      this.#lastRefreshError = undefined;
-    } catch (error) {
-      this.#stats.refreshFailures++;
-      this.#lastRefreshError = error;
-      throw error;
-    }
-  }
-
-  #apply(topology: Topology): void {
-    if (this.#closed) return;
-    this.#topology = topology;
-    // A connection to a node that is still in the cluster stays open even when
-    // it owns no slot now (a demoted primary): a node with a stale view may
-    // name it again, and reconnecting each time would churn.
-    for (const node of [...this.#nodes.values()]) {
-      const known = topology.nodes.has(node.address.id) || topology.primaries.includes(node.address.id);
-      if (!known || node.failed || (!node.client.connected && !topology.primaries.includes(node.address.id))) {
-        this.#retire(node);
-      }
-    }
-    for (const id of topology.primaries) this.#node(id);
-    // A subscriber that lost its node moves, so pushes keep flowing (a waiter polls meanwhile).
-    this.#subscriber.check();
-    for (const wake of [...this.#wakers]) wake();
-  }
-
-  // --- pub/sub ---
 
   /**
    * Listen to pub/sub messages (and other push frames) of the subscriber
@@ -505,16 +233,6 @@ export class ClusterClient implements RedisLike {
     return this.#subscriber.onPush(listener);
   }
 
-  readonly #pickSubscriberNode = (avoid: string | undefined, connected: boolean): NodeAddress | undefined => {
-    const { primaries, nodes } = this.#topology;
-    const id = primaries.find((p) => p !== avoid && this.#nodes.get(p)?.client.connected) ??
-      (connected ? undefined : primaries[0]);
-    if (id === undefined) return connected ? undefined : this.#o.seeds[0];
-    return nodes.get(id) ?? this.#nodes.get(id)?.address;
-  };
-
-  // --- lifecycle ---
-
   /** Wait for every command already issued to settle, then close every connection. */
   close(): Promise<void> {
     if (this.#closedPromise) return this.#closedPromise;
@@ -522,11 +240,7 @@ export class ClusterClient implements RedisLike {
     this.#closedPromise = (async () => {
       if (this.#inflight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
       this.#closed = true;
-      clearTimeout(this.#refreshTimer);
-      await this.#refreshing?.catch(noop);
-      const nodes = [...this.#nodes.values()];
-      this.#nodes.clear();
-      await Promise.all([...nodes.map((n) => n.client.close()), this.#subscriber.close()]);
+      await Promise.all([this.#nodes.close(), this.#subscriber.close()]);
     })();
     return this.#closedPromise;
   }
@@ -535,32 +249,8 @@ export class ClusterClient implements RedisLike {
   destroy(): void {
     this.#closing = true;
     this.#closed = true;
-    clearTimeout(this.#refreshTimer);
-    for (const node of this.#nodes.values()) node.client.destroy();
-    this.#nodes.clear();
+    this.#nodes.destroy();
     this.#subscriber.destroy();
-    for (const wake of [...this.#wakers]) wake();
-  }
-}
-
-function timeout(command: readonly Arg[], startedAt: number, cause: unknown): TimeoutError {
-  const waited = Date.now() - startedAt;
-  const name = typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
-  return new TimeoutError(
-    `Command ${name} timed out after ${waited} ms`,
-    waited,
-    cause === undefined ? undefined : { cause },
-  );
-}
-
-function describe(command: readonly Arg[], slot: number): string {
-  const name = typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
-  return slot >= 0 ? `${name} (slot ${slot})` : name;
-}
-
-function shuffle<T>(a: T[]): void {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
+    this.#redirector.wake();
   }
 }

@@ -1,102 +1,326 @@
 /**
- * Opening one connection to Redis: TCP, TLS or unix, with a connect timeout
- * and TCP_NODELAY (Nagle's delay would hold back every pipelined write),
- * behind the small {@linkcode Transport} the client writes to. Under Bun a
- * plain TCP or unix connection uses `Bun.connect`, which measured faster than
- * Bun's node:net there (bench/README.md); TLS keeps node:tls everywhere.
+ * One socket's life, and where replies are matched to commands: the
+ * commands written on it wait in a FIFO, and each reply the decoder
+ * completes settles the one at its head (RESP2 pub/sub messages and RESP3
+ * pushes aside). Every command issued in the same tick leaves in one socket
+ * write (automatic pipelining), and a full socket holds later commands until
+ * `drain`. A command whose timeout passed after its write keeps its place,
+ * since its reply must still be read to keep the rest in order; a reply that
+ * keeps growing long after that resets the connection.
+ *
+ * The client (`client.ts`) owns what outlives a socket: the offline queue,
+ * the deadline heap (a timeout counts from the call, not from the write),
+ * reconnects.
  *
  * @module
  */
-import { connect as netConnect, type Socket } from "node:net";
-import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
-import { ConnectionError, TimeoutError } from "./errors.ts";
+import { type Command, commandName, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
+import { Decoder } from "./decode.ts";
+import { CommandWriter } from "./encode.ts";
+import { ConnectionError, ProtocolError, RedisReplyError } from "./errors.ts";
+import { Fifo } from "./_fifo.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { openBunTransport } from "./_bun_transport.ts";
-
-/** Where the socket goes, for error messages. */
-export function describeTarget(o: ResolvedOptions): string {
-  if (o.path) return `unix:${o.path}`;
-  return `${o.tls ? "rediss" : "redis"}://${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
-}
+import { isMessage, isSubscribeKind, subscriptionCount } from "./subscriptions.ts";
+import type { Transport, TransportEvents } from "./_transport.ts";
+import { openBunTransport } from "./_transport_bun.ts";
+import { openNodeTransport } from "./_transport_node.ts";
+import type { Reply, ReplyMap } from "./types.ts";
 
 /**
- * Open a socket and resolve once it is connected (for TLS: once the handshake
- * is done). Rejects with `ConnectionError` (cause: the socket error, or a
- * `TimeoutError` after `connectTimeoutMs`).
+ * Open a transport for the client. Under Bun a plain TCP or unix connection
+ * uses `Bun.connect`, which measured faster than Bun's node:net there
+ * (bench/README.md); TLS keeps node:tls everywhere. Rejects with
+ * `ConnectionError` (cause: the socket error, or a `TimeoutError` after
+ * `connectTimeoutMs`); afterwards everything arrives through `events`.
  */
-export function openSocket(o: ResolvedOptions): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const target = describeTarget(o);
-    let socket: Socket;
-    const ready = o.tls ? "secureConnect" : "connect";
-    if (o.tls) {
-      const servername = o.tls.servername ?? (o.path || isIp(o.host) ? undefined : o.host);
-      const where: ConnectionOptions = o.path ? { path: o.path } : { host: o.host, port: o.port };
-      socket = tlsConnect({ ...where, ...(servername === undefined ? {} : { servername }), ...o.tls });
-    } else {
-      socket = o.path ? netConnect({ path: o.path }) : netConnect({ host: o.host, port: o.port });
-    }
-    const timer = setTimeout(() => {
-      fail(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
-    }, o.connectTimeoutMs);
-    function cleanup() {
-      clearTimeout(timer);
-      socket.off("error", fail);
-      socket.off(ready, ok);
-    }
-    function fail(cause: Error) {
-      cleanup();
-      socket.destroy();
-      reject(new ConnectionError(`Cannot connect to ${target}: ${cause.message}`, { cause }));
-    }
-    function ok() {
-      cleanup();
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, 30_000);
-      resolve(socket);
-    }
-    socket.once("error", fail);
-    socket.once(ready, ok);
-  });
-}
-
-function isIp(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(":");
-}
-
-/** What the client needs of a connection. */
-export interface Transport {
-  /** Queue bytes for the socket; `false` means "full: wait for `drain` before writing more". */
-  write(bytes: Uint8Array): boolean;
-  /** Close at once; `close` follows with `error` as its cause. */
-  destroy(error?: Error): void;
-}
-
-/** The connection's events. `close` comes exactly once, last. */
-export interface TransportEvents {
-  data(chunk: Uint8Array): void;
-  drain(): void;
-  close(error: Error | undefined): void;
-}
-
-/**
- * Open a connection for the client. Rejects like {@linkcode openSocket};
- * afterwards everything arrives through `events`.
- */
-export async function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
+export function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
   const bun = (globalThis as { Bun?: unknown }).Bun;
-  if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events, describeTarget(o));
-  const socket = await openSocket(o);
-  let lastError: Error | undefined;
-  socket.on("data", events.data);
-  socket.on("drain", events.drain);
-  socket.on("error", (error) => (lastError = error));
-  socket.on("close", () => events.close(lastError));
-  return {
-    write: (bytes) => socket.write(bytes),
-    destroy: (error) => {
-      if (error !== undefined) lastError = error;
-      socket.destroy();
-    },
+  if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events);
+  return openNodeTransport(o, events);
+}
+
+/** What a {@linkcode Connection} tells its client. */
+export interface ConnectionHooks {
+  /** A RESP3 push frame, or a RESP2 pub/sub message; never a command's reply. */
+  push(value: Reply[]): void;
+  /**
+   * The socket closed (`error` is why, when known). Commands still written
+   * on it are the client's to reject with {@linkcode Connection.rejectAll};
+   * {@linkcode Connection.takeUnsent} hands back the ones never written.
+   */
+  closed(connection: Connection, error: Error | undefined): void;
+}
+
+/** One socket to Redis and the commands written on it, in order. */
+export class Connection {
+  /**
+   * Open a socket and the connection over it.
+   *
+   * @param o the client's resolved options (where to connect, RESP version).
+   * @param hooks where pushes and the close go.
+   * @throws {ConnectionError} (as a rejection) when the socket cannot be opened.
+   */
+  static async open(o: ResolvedOptions, hooks: ConnectionHooks): Promise<Connection> {
+    const connection = new Connection(o.resp === 2, hooks);
+    const transport = await openTransport(o, connection.#events);
+    connection.#transport = transport;
+    // A stream refused before the transport was in hand: close it now.
+    if (connection.#refused !== undefined) transport.destroy(connection.#refused);
+    return connection;
+  }
+
+  readonly #resp2: boolean;
+  readonly #hooks: ConnectionHooks;
+  readonly #events: TransportEvents;
+  #transport: Transport | undefined;
+  #refused: Error | undefined;
+  #closed = false;
+  #decoder: Decoder;
+  #writer = new CommandWriter();
+  /** Commands issued this tick, or held while the socket is full. */
+  #unsent: Command[] = [];
+  #written = new Fifo<Command>();
+  #flushScheduled = false;
+  #blocked = false;
+  #writes = 0;
+  /** RESP2 only: a subscribed connection receives messages as plain arrays. */
+  #subscribed2 = false;
+  #bytesIn = 0;
+  #overdue: Command | undefined;
+  #overdueTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Called after a reply or a flush settles a command, while the client
+   * waits for its last reply (`close()`); undefined the rest of the time so
+   * the reply path pays one comparison.
+   */
+  onSettle: (() => void) | undefined = undefined;
+
+  private constructor(resp2: boolean, hooks: ConnectionHooks) {
+    this.#resp2 = resp2;
+    this.#hooks = hooks;
+    this.#decoder = new Decoder({
+      reply: (value, attribute) => this.#onReply(value, attribute),
+      push: (value) => this.#onPush(value),
+    });
+    this.#events = {
+      data: (chunk) => {
+        this.#bytesIn += chunk.length;
+        try {
+          this.#decoder.feed(chunk);
+        } catch (error) {
+          if (this.#transport === undefined) this.#refused ??= error as Error;
+          else this.#transport.destroy(error as Error);
+        }
+      },
+      drain: () => {
+        this.#blocked = false;
+        this.#flush();
+      },
+      close: (error) => {
+        this.#closed = true;
+        this.#stopOverdueWatch();
+        this.#hooks.closed(this, error);
+      },
+    };
+  }
+
+  /** Commands issued on this connection and not yet answered (queued or written). */
+  get pending(): number {
+    return this.#unsent.length + this.#written.length;
+  }
+
+  /** Commands issued and not yet written: waiting for the next tick or for `drain`. */
+  get queued(): number {
+    return this.#unsent.length;
+  }
+
+  /** Socket writes of queued commands; each carries every command issued in one tick. */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** True when every command issued on this connection has settled (answered, timed out or aborted). */
+  get idle(): boolean {
+    for (let i = 0; i < this.#unsent.length; i++) if (this.#unsent[i]!.state !== SETTLED) return false;
+    for (let i = 0; i < this.#written.length; i++) if (this.#written.at(i)!.state !== SETTLED) return false;
+    return true;
+  }
+
+  /** Queue `cmd` for the write that ends this tick. */
+  send(cmd: Command): void {
+    this.#unsent.push(cmd);
+    if (!this.#blocked && !this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  /** Queue `commands` (held while there was no connection) and write them now. */
+  release(commands: Command[]): void {
+    if (commands.length === 0) return;
+    this.#unsent = this.#unsent.length === 0 ? commands : this.#unsent.concat(commands);
+    this.#flush();
+  }
+
+  /**
+   * Write `commands` at once, in one write, ahead of anything queued: the
+   * handshake, before the client releases what waited for it. Not counted
+   * in {@linkcode Connection.writes}.
+   */
+  writeFirst(commands: readonly Command[]): void {
+    const writer = this.#writer;
+    for (const cmd of commands) {
+      writer.push(cmd.args);
+      cmd.state = WRITTEN;
+      this.#written.push(cmd);
+    }
+    this.#transport?.write(writer.take());
+  }
+
+  /** Hand back the commands never written (the socket closed first), in order. */
+  takeUnsent(): Command[] {
+    const unsent = this.#unsent;
+    this.#unsent = [];
+    return unsent;
+  }
+
+  /**
+   * Reject every command of this connection with `error`, the written ones
+   * first: they may or may not have run, and are never sent again.
+   */
+  rejectAll(error: unknown): void {
+    this.rejectWritten(error);
+    const unsent = this.takeUnsent();
+    for (const cmd of unsent) cmd.fail(error);
+  }
+
+  /** Reject the written commands with `error`; they may or may not have run. */
+  rejectWritten(error: unknown): void {
+    const written = this.#written;
+    this.#written = new Fifo();
+    for (let cmd = written.shift(); cmd !== undefined; cmd = written.shift()) cmd.fail(error);
+  }
+
+  /** Close at once; the `closed` hook follows with `error`. */
+  destroy(error?: Error): void {
+    this.#stopOverdueWatch();
+    this.#transport?.destroy(error);
+  }
+
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    const transport = this.#transport;
+    if (this.#closed || transport === undefined || this.#blocked) return;
+    const unsent = this.#unsent;
+    if (unsent.length === 0) return;
+    this.#unsent = [];
+    const writer = this.#writer;
+    const written = this.#written;
+    for (let i = 0; i < unsent.length; i++) {
+      const cmd = unsent[i]!;
+      // A command that timed out or was aborted before its write is never written.
+      if (cmd.state !== QUEUED) continue;
+      writer.push(cmd.args);
+      cmd.state = WRITTEN;
+      if (written.length === 0) this.#decoder.buffers = cmd.buffers;
+      written.push(cmd);
+    }
+    if (writer.length === 0) {
+      this.onSettle?.();
+      return;
+    }
+    this.#writes++;
+    if (!transport.write(writer.take())) this.#blocked = true;
   };
+
+  #onReply(value: Reply, attribute: ReplyMap | undefined): void {
+    // RESP2 pub/sub: a subscribed connection receives messages as ordinary
+    // arrays, interleaved with the replies to (un)subscribe commands; they
+    // must never be matched to the command at the head of the queue.
+    if (this.#subscribed2 && isMessage(value)) {
+      this.#onPush(value);
+      return;
+    }
+    const cmd = this.#written.peek();
+    if (cmd === undefined) throw new ProtocolError("Reply received with no command waiting for it", -1);
+    // RESP2 (un)subscribe confirmations carry the count of subscriptions
+    // left: the connection is in subscribed mode exactly while it is above 0,
+    // as Redis itself sees it (not as of when the command was sent).
+    if (this.#resp2 && Array.isArray(value)) {
+      const count = subscriptionCount(value);
+      if (count >= 0) this.#subscribed2 = count > 0;
+    }
+    if (cmd.expect > 1 && Array.isArray(value)) {
+      cmd.expect--;
+      return;
+    }
+    this.#written.shift();
+    cmd.replied = true;
+    this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
+    if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
+    if (value instanceof RedisReplyError) cmd.fail(value);
+    else cmd.succeed(value);
+    if (this.onSettle !== undefined) this.onSettle();
+  }
+
+  #onPush(value: Reply[]): void {
+    const kind = typeof value[0] === "string" ? value[0] : "";
+    if (isSubscribeKind(kind)) {
+      // RESP3 answers SUBSCRIBE with push frames, one per channel, instead of a reply.
+      const cmd = this.#written.peek();
+      if (cmd !== undefined && typeof cmd.args[0] === "string" && cmd.args[0].toLowerCase() === kind) {
+        if (--cmd.expect === 0) {
+          cmd.expect = 1;
+          this.#onReply(value, undefined);
+        }
+      }
+      return;
+    }
+    this.#hooks.push(value);
+  }
+
+  /**
+   * `cmd`, written on this connection, timed out. A reply nobody waits for
+   * still has to be read to keep replies in order, but a server streaming a
+   * reply that never ends (an endless aggregate) would hold the connection
+   * and grow the decoder forever. If bytes keep arriving and the timed-out
+   * command's reply is still incomplete its own timeout again later (at
+   * least 1 s), the connection is reset. A silent server (paused, busy)
+   * costs no memory and may still answer the commands queued behind: it is
+   * left alone and checked again.
+   */
+  watchOverdue(cmd: Command): void {
+    if (this.#overdue !== undefined || this.#closed) return;
+    this.#overdue = cmd;
+    const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
+    const bytesAtStart = this.#bytesIn;
+    this.#overdueTimer = setTimeout(() => {
+      this.#overdue = undefined;
+      this.#overdueTimer = undefined;
+      if (this.#closed || this.#transport === undefined) return;
+      if (cmd.replied) {
+        const head = this.#written.peek();
+        if (head !== undefined && head.state === SETTLED) this.watchOverdue(head);
+        return;
+      }
+      // Bytes for the replies ahead of it (a large one still arriving) are
+      // no sign of trouble: only a reply at the head that keeps growing is.
+      if (this.#bytesIn === bytesAtStart || this.#written.peek() !== cmd) {
+        this.watchOverdue(cmd);
+        return;
+      }
+      this.#transport.destroy(
+        new ConnectionError(
+          `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,
+        ),
+      );
+    }, graceMs);
+    this.#overdueTimer.unref?.();
+  }
+
+  #stopOverdueWatch(): void {
+    clearTimeout(this.#overdueTimer);
+    this.#overdueTimer = undefined;
+    this.#overdue = undefined;
+  }
 }

@@ -123,7 +123,9 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
       // The guard is the hook through which the publish step checks the
       // lease: stored only while our token still holds it, dropped with it.
       const extend = (ms: number) =>
-        renewLease(c.redis, { keys: req.keys, token, leaseMs: Math.max(leaseMs, ms) }, { timeoutMs: c.commandTimeoutMs });
+        renewLease(c.redis, { keys: req.keys, token, leaseMs: Math.max(leaseMs, ms) }, {
+          timeoutMs: c.commandTimeoutMs,
+        });
       outcome = await next({ ...req, guard: { key: req.keys.lease, token, extend } });
       return outcome;
     } finally {

@@ -92,7 +92,8 @@ export function near(options?: NearOptions): NearStrategy {
     needsTracking: true,
     local: {
       get: (key) => tier.get(key),
-      set: (key, entry, deadline) => tier.set(key, entry, ttlMs === undefined ? deadline : Math.min(deadline, now() + ttlMs)),
+      set: (key, entry, deadline) =>
+        tier.set(key, entry, ttlMs === undefined ? deadline : Math.min(deadline, now() + ttlMs)),
       delete: (key) => tier.delete(key),
       clear: () => tier.clear(),
       get size() {

@@ -98,7 +98,14 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
 
 // Stale and early-refresh entries are refreshed in the background, as one
 // more batch (each identity at most once per cache at a time).
-function refresh(core: Core, call: BatchCall, due: Item[], reads: { entry: Entry | undefined }[], items: Item[], early: boolean) {
+function refresh(
+  core: Core,
+  call: BatchCall,
+  due: Item[],
+  reads: { entry: Entry | undefined }[],
+  items: Item[],
+  early: boolean,
+) {
   if (due.length === 0) return;
   const byKey = new Map(due.map((item) => [item.keys.data, item]));
   core.background.refreshMany([...byKey.keys()], async (claimed) => {
@@ -244,4 +251,3 @@ class Batch {
     }
   }
 }
-

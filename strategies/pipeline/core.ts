@@ -77,7 +77,8 @@ export class Core {
     this.ttlMs = positiveInt(WHERE, "ttlMs", o.ttlMs);
     this.namespace = checkNamespace(o.namespace ?? "herdless");
     const negativeTtlMs = nonNegativeInt(WHERE, "negativeTtlMs", o.negativeTtlMs ?? 0);
-    const commandTimeoutMs = (this.commandTimeoutMs = positiveInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 1000));
+    const commandTimeoutMs =
+      (this.commandTimeoutMs = positiveInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 1000));
     const maxValueBytes = positiveInt(WHERE, "maxValueBytes", o.maxValueBytes ?? 512 * 1024 * 1024);
     const failOpen = o.failOpen ?? true;
     if (typeof failOpen !== "boolean") throw new TypeError(`Cannot create pipeline: 'failOpen' must be a boolean`);
@@ -120,7 +121,8 @@ export class Core {
     const versions = (this.versions = new Versions({ redis, namespace: this.namespace, tracker, commandTimeoutMs }));
     const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
     if (local !== undefined) this.#keepCoherent(local);
-    const reader = (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
+    const reader =
+      (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
     this.wakeups = wakeupSource === "poll"
       ? POLLING
       : wakeupSource === "auto"
@@ -223,7 +225,9 @@ export class Core {
           dropped += local.size;
           local.clear();
         }
-        if (dropped > 0) this.rec.emit({ type: "near-invalidation", key: keys.length === 1 ? keys[0] : undefined, count: dropped });
+        if (dropped > 0) {
+          this.rec.emit({ type: "near-invalidation", key: keys.length === 1 ? keys[0] : undefined, count: dropped });
+        }
       },
       reset: () => {
         const dropped = local.size;

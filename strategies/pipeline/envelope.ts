@@ -61,7 +61,8 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
   for (let i = 0; i < fields.tags.length; i++) {
     tags += `${i === 0 ? "" : ","}${encodeURIComponent(fields.tags[i]!)}=${fields.tagVersions[i]}`;
   }
-  const header = `hl2;${fields.negative ? "n" : "v"};${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
+  const header =
+    `hl2;${fields.negative ? "n" : "v"};${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
     `${fields.loadMs};${fields.id};${fields.epoch};${tags};`;
   if (typeof payload === "string") return header + payload;
   if (!(payload instanceof Uint8Array)) {

@@ -112,7 +112,8 @@ export class Publisher {
       return { from: "origin", value, published: false };
     }
     if (accepted) return { from: "origin", value, published: true };
-    const reason = "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
+    const reason =
+      "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
     c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
     this.#lateReported = true;
     const entry = await c.reread(req.keys);
@@ -171,10 +172,12 @@ export class Publisher {
       ifErrorMs: 0,
       loadMs: o.loadMs,
     };
-    if (!negative) for (const s of c.writers) s.write!(plan);
+    if (!negative) { for (const s of c.writers) s.write!(plan); }
     const px = plan.freshMs + plan.staleMs + plan.ifErrorMs;
     if (!Number.isInteger(px) || px <= 0 || plan.freshMs <= 0) {
-      throw new RangeError(`Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`);
+      throw new RangeError(
+        `Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`,
+      );
     }
     let payload: string | Uint8Array;
     try {
@@ -238,7 +241,9 @@ export function composeLoad(strategies: readonly Strategy[]): Load {
   let chain: Load = (req) => {
     const call = (req as Carrier)[ORIGIN];
     if (call === undefined) {
-      return Promise.reject(new TypeError("Cannot load: a load strategy must pass the request on as a copy ({ ...req })"));
+      return Promise.reject(
+        new TypeError("Cannot load: a load strategy must pass the request on as a copy ({ ...req })"),
+      );
     }
     return call();
   };

@@ -136,7 +136,8 @@ export class Reader {
         await c.versions.current(stored.epoch, text(epochNow), stored.tags, stored.tagVersions);
     } else {
       const known = c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
-      current = known ?? await c.versions.current(stored.epoch, await c.versions.epoch(), stored.tags, stored.tagVersions);
+      current = known ??
+        await c.versions.current(stored.epoch, await c.versions.epoch(), stored.tags, stored.tagVersions);
     }
     const entry = current ? this.judge(key, stored) : undefined;
     if (c.tracker.end(marker) && entry !== undefined) {

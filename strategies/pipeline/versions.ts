@@ -118,7 +118,12 @@ export class Versions implements TrackingConsumer {
   }
 
   /** Whether an entry's epoch (given `current`) and tag versions are current, reading what is not known. */
-  async current(epoch: string, current: string, tags: readonly string[], versions: readonly string[]): Promise<boolean> {
+  async current(
+    epoch: string,
+    current: string,
+    tags: readonly string[],
+    versions: readonly string[],
+  ): Promise<boolean> {
     if (epoch !== current) return false;
     if (tags.length === 0) return true;
     const now = await this.tagVersions(tags);

@@ -35,7 +35,7 @@ export class TrackedWakeups implements Wakeups, TrackingConsumer {
 
   watch(key: string): Ticket {
     let set = this.#watchers.get(key);
-    if (set === undefined) this.#watchers.set(key, (set = new Set()));
+    if (set === undefined) this.#watchers.set(key, set = new Set());
     const watchers = this.#watchers;
     const ticket = new WakeupTicket(() => {
       set.delete(ticket);
@@ -52,7 +52,7 @@ export class TrackedWakeups implements Wakeups, TrackingConsumer {
       // publication) or the lease key (a release, an expiry).
       const data = key.endsWith(LEASE) ? key.slice(0, -LEASE.length) + DATA : key;
       const tickets = this.#watchers.get(data);
-      if (tickets !== undefined) for (const ticket of tickets) ticket.wake();
+      if (tickets !== undefined) { for (const ticket of tickets) ticket.wake(); }
     }
   }
 

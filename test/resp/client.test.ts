@@ -5,6 +5,7 @@ import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
+import { watchedDeadlines } from "../../resp/_debug.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
 
@@ -261,6 +262,22 @@ wire(
 );
 
 wire(
+  "RESP2: PUNSUBSCRIBE from every pattern takes one confirmation per pattern; the next command gets its own reply",
+  async ({ server }) => {
+    const sub = await connect(server.url);
+    try {
+      await sub.send(["SET", "k", "v"]);
+      await sub.send(["PSUBSCRIBE", "a*", "b*"]);
+      const [unsub, get] = await Promise.all([sub.send(["PUNSUBSCRIBE"]), sub.send(["GET", "k"])]);
+      assert.equal(unsub, ["punsubscribe", "b*", 0]);
+      assert.is(get, "v");
+    } finally {
+      sub.destroy();
+    }
+  },
+);
+
+wire(
   "close() while disconnected rejects what is queued at once instead of waiting for a reconnect",
   async ({ server }) => {
     const c = await connect({ url: server.url, offlineTimeoutMs: 0, reconnect: { minMs: 10, maxMs: 20 } });
@@ -293,8 +310,10 @@ wire(
   "an answered command leaves the deadline heap at once (its reply is not kept alive until its deadline)",
   async ({ proxy }) => {
     const c = await connect({ url: proxy.url, commandTimeoutMs: 60_000 });
-    await Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
-    assert.is(c.watchedDeadlines, 0);
+    const pings = Promise.all(Array.from({ length: 1000 }, () => c.send(["PING"])));
+    assert.is(watchedDeadlines(c), 1000, "every timed command is watched until it is answered");
+    await pings;
+    assert.is(watchedDeadlines(c), 0);
     c.destroy();
   },
 );

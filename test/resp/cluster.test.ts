@@ -37,7 +37,7 @@ options("every setting is validated up front, naming it", async () => {
     ],
     [
       { seeds: ["127.0.0.1:7000"], offlineTimeoutMs: "1" },
-      "Cannot connect to cluster: 'offlineTimeoutMs' must be a non-negative integer, got 1",
+      "Cannot connect to cluster: 'offlineTimeoutMs' must be a non-negative integer, got \"1\"",
     ],
     [
       { seeds: ["127.0.0.1:7000"], commandTimeoutMs: -5 },

@@ -665,18 +665,25 @@ failures("options are validated up front with the setting in the message", () =>
   assert.throws(
     () => new Decoder(handlers, { maxDepth: 0 }),
     (e: unknown) =>
-      e instanceof RangeError && e.message === "Cannot create Decoder: 'maxDepth' must be an integer >= 1, got 0",
+      e instanceof RangeError && e.message === "Cannot create Decoder: 'maxDepth' must be a positive integer, got 0",
   );
   assert.throws(
     () => new Decoder(handlers, { maxBulkBytes: 1.5 }),
     (e: unknown) =>
-      e instanceof RangeError && e.message === "Cannot create Decoder: 'maxBulkBytes' must be an integer >= 0, got 1.5",
+      e instanceof RangeError &&
+      e.message === "Cannot create Decoder: 'maxBulkBytes' must be an integer in 0..9007199254740991, got 1.5",
   );
   assert.throws(
     () => new Decoder(handlers, { maxAggregateLength: -1 }),
     (e: unknown) =>
       e instanceof RangeError &&
-      e.message === "Cannot create Decoder: 'maxAggregateLength' must be an integer >= 0, got -1",
+      e.message === "Cannot create Decoder: 'maxAggregateLength' must be an integer in 0..9007199254740991, got -1",
+  );
+  // A cap beyond 2^53 would let a length header grow digit by digit without end.
+  assert.throws(
+    () => new Decoder(handlers, { maxBulkBytes: 2 ** 60 }),
+    (e: unknown) =>
+      e instanceof RangeError && e.message.includes("'maxBulkBytes' must be an integer in 0..9007199254740991"),
   );
 });
 

@@ -149,6 +149,8 @@ export interface Planted {
   loadMs?: number;
   negative?: boolean;
   tags?: readonly string[];
+  /** Pretend it was published this long ago (its server stamp moved back; its physical TTL shortened to match). */
+  ageMs?: number;
 }
 
 /**
@@ -181,6 +183,13 @@ export async function plant(
     tagVersions: await Promise.all(tags.map((tag) => current(`${namespace}:tag:${tag}`))),
   };
   const envelope = encodeEnvelope(fields, p.negative ? "" : (p.payload ?? '"v"'));
-  const px = fields.freshMs + fields.staleMs + fields.ifErrorMs;
+  const age = p.ageMs ?? 0;
+  const px = fields.freshMs + fields.staleMs + fields.ifErrorMs - age;
+  if (px <= 0) throw new Error(`plant: an entry ${age} ms old would already be gone`);
   await publish(redis, { key: keys.data, lease: keys.lease, mode: "plain", envelope, px, channel: "" });
+  if (age > 0) {
+    const [seconds, micros] = (await redis.send(["TIME"])) as [string, string];
+    const then = Math.floor(Number(seconds) * 1000 + Number(micros) / 1000) - age;
+    await redis.send(["SETRANGE", keys.data, 6, String(then).padStart(13, "0")]);
+  }
 }

@@ -135,7 +135,10 @@ Codec("string stores text as is, multi-byte characters included", async () => {
   const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
   assert.is(await cache.get("s", () => "héllo ✓ 𝄞"), "héllo ✓ 𝄞");
   assert.is(await cache.get("s", () => "other"), "héllo ✓ 𝄞");
-  assert.match(String(await redis.send(["GET", cache.keys("s").data])), /^hl2;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};;héllo ✓ 𝄞$/);
+  assert.match(
+    String(await redis.send(["GET", cache.keys("s").data])),
+    /^hl2;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};;héllo ✓ 𝄞$/,
+  );
   await cache.close();
 });
 

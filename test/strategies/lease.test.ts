@@ -370,7 +370,10 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
     true,
   );
   const stored = String(await redis.send(["GET", keys.data]));
-  assert.ok(/^hl2;v;\d{13};/.test(stored) && !stored.startsWith("hl2;v;0000000000000"), "stamped with the server's TIME");
+  assert.ok(
+    /^hl2;v;\d{13};/.test(stored) && !stored.startsWith("hl2;v;0000000000000"),
+    "stamped with the server's TIME",
+  );
   assert.is(await redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
   await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
   assert.is(await releaseLease(redis, { keys, token: "right", channel: "ch" }), true);

@@ -241,7 +241,11 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
   const paused = pipeline({ redis, ttlMs: 1000, namespace: ns(), commandTimeoutMs: 100 }, coalesce(), lease());
   server.signal("SIGSTOP");
   try {
-    await rejects(() => paused.get("down", o.load), TimeoutError, /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/);
+    await rejects(
+      () => paused.get("down", o.load),
+      TimeoutError,
+      /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/,
+    );
     await rejects(() => paused.get("down", o.load, { timeoutMs: 50 }), TimeoutError);
   } finally {
     server.signal("SIGCONT");
@@ -476,7 +480,7 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
   const data = cache.keys("k").data;
   // Past its fresh window, well inside its stale one: served stale and refreshed.
   // (planted through the real client: the adapter holds its first GET.)
-  await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1, staleMs: 60_000 });
+  await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   const o = origin(() => "refreshed after close");
   const call = cache.get("k", o.load);
   await reading;

@@ -4,6 +4,7 @@
  * (backpressure, a server that stops answering), inject bytes, or cut every
  * connection. Nothing here imitates Redis: replies come from the real server.
  */
+import { Buffer } from "node:buffer";
 import { connect, createServer, type Server, type Socket } from "node:net";
 
 export interface Proxy {
@@ -16,7 +17,12 @@ export interface Proxy {
   resume(): void;
   /** Stop forwarding replies to clients (the server seems hung). */
   holdReplies(): void;
+  /** Forward what was held, each held chunk as it came. */
   releaseReplies(): void;
+  /** Forward what was held to each client in one write, so it can arrive in one read. */
+  releaseRepliesTogether(): void;
+  /** The bytes held so far, as latin1 text (to wait for a frame to be among them). */
+  heldText(): string;
   /** Send raw bytes to every connected client, as if the server had. */
   inject(bytes: Uint8Array | string): void;
   /** Destroy every open connection (both sides). */
@@ -80,6 +86,19 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
         releaseReplies() {
           holding = false;
           for (const h of held.splice(0)) h.client.write(h.data);
+        },
+        releaseRepliesTogether() {
+          holding = false;
+          const byClient = new Map<Socket, Uint8Array[]>();
+          for (const h of held.splice(0)) {
+            const list = byClient.get(h.client) ?? [];
+            list.push(h.data);
+            byClient.set(h.client, list);
+          }
+          for (const [client, chunks] of byClient) client.write(Buffer.concat(chunks));
+        },
+        heldText() {
+          return Buffer.concat(held.map((h) => h.data)).toString("latin1");
         },
         inject(bytes) {
           for (const p of pairs) p.client.write(bytes);

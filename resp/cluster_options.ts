@@ -6,6 +6,7 @@
  */
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { type NodeAddress, nodeAddress } from "./_slot_map.ts";
+import { nonNegativeInt, optionsObject, positiveInt, show } from "./_validate.ts";
 
 /**
  * Options of `connectCluster`. Connection settings (`username`, `password`,
@@ -51,18 +52,14 @@ export interface ResolvedClusterOptions {
   commandTimeoutMs: number;
 }
 
-function integer(value: unknown, name: string, min: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    const what = min === 0 ? "a non-negative integer" : "a positive integer";
-    throw new RangeError(`Cannot connect to cluster: '${name}' must be ${what}, got ${String(value)}`);
-  }
-  return value;
-}
+const WHERE = "connect to cluster";
 
 function seedUrl(seed: unknown, i: number): string {
   if (typeof seed !== "string" || seed.length === 0) {
     throw new TypeError(
-      `Cannot connect to cluster: 'seeds[${i}]' must be a non-empty string, got ${seed === "" ? '""' : typeof seed}`,
+      `Cannot connect to cluster: 'seeds[${i}]' must be a non-empty string, got ${
+        typeof seed === "string" ? show(seed) : typeof seed
+      }`,
     );
   }
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(seed) ? seed : `redis://${seed}`;
@@ -74,10 +71,9 @@ function seedUrl(seed: unknown, i: number): string {
  * @throws {RangeError | TypeError} naming the first bad setting.
  */
 export function resolveClusterOptions(target: readonly string[] | ClusterOptions): ResolvedClusterOptions {
-  const o: ClusterOptions = Array.isArray(target)
+  const o: Partial<ClusterOptions> = Array.isArray(target)
     ? { seeds: target as readonly string[] }
-    : ({ ...(target as ClusterOptions) });
-  if (o === null || typeof o !== "object") throw new TypeError("Cannot connect to cluster: expected seeds or options");
+    : { ...optionsObject<ClusterOptions>(WHERE, target) };
   if (!Array.isArray(o.seeds) || o.seeds.length === 0) {
     throw new TypeError(`Cannot connect to cluster: 'seeds' must be a non-empty array of URLs or host:port strings`);
   }
@@ -102,7 +98,7 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
     const url = seedUrl(seed, i);
     if (url.startsWith("unix:") || url.startsWith("redis+unix:")) {
       throw new TypeError(
-        `Cannot connect to cluster: 'seeds[${i}]' must be a TCP address, got ${JSON.stringify(seed)}`,
+        `Cannot connect to cluster: 'seeds[${i}]' must be a TCP address, got ${show(seed)}`,
       );
     }
     // Validates every shared setting too, with connect()'s own messages.
@@ -113,14 +109,14 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
     first ??= r;
     seeds.push(nodeAddress(r.host, r.port));
   });
-  const offlineQueue = o.offlineQueue === false ? 0 : integer(o.offlineQueue ?? 10_000, "offlineQueue", 0);
+  const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(WHERE, "offlineQueue", o.offlineQueue ?? 10_000);
   return {
     seeds,
     node: first!,
-    maxRedirections: integer(o.maxRedirections ?? 16, "maxRedirections", 1),
-    retryDelayMs: integer(o.retryDelayMs ?? 100, "retryDelayMs", 1),
+    maxRedirections: positiveInt(WHERE, "maxRedirections", o.maxRedirections ?? 16),
+    retryDelayMs: positiveInt(WHERE, "retryDelayMs", o.retryDelayMs ?? 100),
     offlineQueue,
-    offlineTimeoutMs: integer(o.offlineTimeoutMs ?? 10_000, "offlineTimeoutMs", 0),
+    offlineTimeoutMs: nonNegativeInt(WHERE, "offlineTimeoutMs", o.offlineTimeoutMs ?? 10_000),
     commandTimeoutMs: first!.commandTimeoutMs,
   };
 }

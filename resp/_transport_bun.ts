@@ -4,10 +4,12 @@
  * took instead of buffering the rest, so the remainder is kept here, in
  * order, and written from the `drain` callback; `write` returns false until
  * it is gone, which is the same backpressure contract node:net gives.
+ *
+ * @module
  */
 import { ConnectionError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
-import type { Transport, TransportEvents } from "./connection.ts";
+import { describeTarget, type Transport, type TransportEvents } from "./_transport.ts";
 
 interface BunSocket {
   write(data: Uint8Array): number;
@@ -21,12 +23,13 @@ interface BunLike {
   connect(options: Record<string, unknown>): Promise<BunSocket>;
 }
 
-export async function openBunTransport(
-  bun: unknown,
-  o: ResolvedOptions,
-  events: TransportEvents,
-  target: string,
-): Promise<Transport> {
+/**
+ * Open a `Bun.connect` connection. Rejects with `ConnectionError` (cause:
+ * the socket error, or a `TimeoutError` after `connectTimeoutMs`);
+ * afterwards everything arrives through `events`.
+ */
+export async function openBunTransport(bun: unknown, o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
+  const target = describeTarget(o);
   let pending: Uint8Array[] = [];
   let lastError: Error | undefined;
   let closed = false;

@@ -1,0 +1,26 @@
+/**
+ * Views into a client's private state for tests, kept off its public API.
+ * The client hands over a reader from a static block (only the class itself
+ * can read its `#private` fields); a test imports the function here.
+ * Internal; never re-exported.
+ *
+ * @module
+ */
+
+let readDeadlines: ((client: object) => number) | undefined;
+
+/** Called once by `RedisClient`'s static block with the function that reads its deadline heap's size. */
+export function exposeDeadlines(read: (client: object) => number): void {
+  readDeadlines = read;
+}
+
+/**
+ * How many commands of `client` (a `RedisClient`) have a timeout still
+ * watched by its deadline heap; an answered command must leave it at once.
+ *
+ * @throws {TypeError} when `client` is not a `RedisClient`.
+ */
+export function watchedDeadlines(client: object): number {
+  if (readDeadlines === undefined) throw new TypeError("watchedDeadlines: resp/client.ts is not loaded");
+  return readDeadlines(client);
+}

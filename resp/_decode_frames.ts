@@ -1,0 +1,351 @@
+/**
+ * The RESP frame parser behind `Decoder`: it walks the bytes token by token,
+ * hands finished values to the reply tree (`_decode_tree.ts`), and keeps
+ * what a chunk boundary cuts: a header or text line (in a small line
+ * buffer), a payload (`_decode_bulk.ts`), the parts of a streamed string.
+ * Every malformed input throws a ProtocolError whose offset counts from the
+ * start of the stream, the same however the stream was split. Internal;
+ * not re-exported.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { RedisReplyError } from "./errors.ts";
+import { asBuffer, copyBytes, latin1, parseDouble, utf8 } from "./_decode_scalars.ts";
+import { AGGREGATE, CAN_STREAM, fail, LEN_NULL, LINE_MAX, LineReader, NULLABLE } from "./_decode_lines.ts";
+import { CutPayload, StreamedString, viewBytes } from "./_decode_bulk.ts";
+import { ARRAY, ATTRIBUTE, MAP, PUSH, ReplyTree, STREAMED, type TreeHandlers } from "./_decode_tree.ts";
+
+const CR = 13;
+const LF = 10;
+const T_BULK = 36; // $
+const T_ARRAY = 42; // *
+const T_SIMPLE = 43; // +
+const T_ERROR = 45; // -
+const T_INTEGER = 58; // :
+const T_NULL = 95; // _
+const T_DOUBLE = 44; // ,
+const T_BOOLEAN = 35; // #
+const T_BIGNUM = 40; // (
+const T_VERBATIM = 61; // =
+const T_BLOBERR = 33; // !
+const T_MAP = 37; // %
+const T_SET = 126; // ~
+const T_ATTR = 124; // |
+const T_PUSH = 62; // >
+const T_CHUNK = 59; // ; (streamed string part)
+const T_END = 46; // . (streamed aggregate end)
+
+/** The decoder's modes, read when each top-level frame starts (a reply handler may change them for the next). */
+export interface Modes {
+  readonly buffers: boolean;
+  readonly pushBuffers: boolean;
+}
+
+/** The decoder's limits, checked before anything is allocated. */
+export interface Limits {
+  readonly maxBulkBytes: number;
+  readonly maxAggregateLength: number;
+  readonly maxDepth: number;
+}
+
+/**
+ * `=15\r\ntxt:Some string\r\n`: a 3-byte format and a colon precede the
+ * text of the verbatim payload `buf[a, b)`. Returns where the text starts;
+ * `at` is the absolute stream offset of `buf[a]`.
+ */
+function verbatimText(buf: Buffer, a: number, b: number, at: number): number {
+  if (b - a < 4) fail("verbatim string shorter than its 4-byte format prefix", at);
+  if (buf[a + 3] !== 58) fail("verbatim string format must be 3 bytes and ':'", at + 3);
+  return a + 4;
+}
+
+/** Parses one connection's stream; `feed` it every chunk in order. */
+export class FrameParser {
+  // `#private` state: measured no slower than plain properties in a hot
+  // loop on Node 20, Bun 1.4 and Deno 2.9, and decode-micro gave the same
+  // figures with either.
+  readonly #modes: Modes;
+  /** Open aggregates and where finished values go. */
+  readonly #tree: ReplyTree;
+  /** Checked line parsing; holds the stream offset of the buffer being parsed (`base`). */
+  readonly #lines: LineReader;
+  readonly #maxBulk: number;
+  /** Buffers mode of the top-level frame being decoded. */
+  #bin = false;
+  /** A line token cut by the end of a chunk, kept until it is whole. */
+  #line: Buffer = Buffer.allocUnsafe(64);
+  #lineLen = 0;
+  /** Absolute offset of `#line[0]`. */
+  #lineStart = 0;
+  /** A length-prefixed token whose payload the end of a chunk cut. */
+  readonly #cut = new CutPayload();
+  readonly #stream = new StreamedString();
+
+  /**
+   * @param handlers receive replies and pushes.
+   * @param modes read at each top-level frame: return bulk strings as bytes?
+   * @param limits checked limits, already validated.
+   */
+  constructor(handlers: TreeHandlers, modes: Modes, limits: Limits) {
+    this.#modes = modes;
+    this.#maxBulk = limits.maxBulkBytes;
+    this.#lines = new LineReader(limits.maxBulkBytes, limits.maxAggregateLength);
+    this.#tree = new ReplyTree(handlers, limits.maxAggregateLength, limits.maxDepth);
+  }
+
+  /** Parse the next bytes of the stream; handlers are called for every frame they complete. */
+  feed(buf: Buffer): void {
+    const end = buf.length;
+    let pos = 0;
+    while (pos < end) {
+      if (this.#cut.active) pos = this.#fillCut(buf, pos, end);
+      else if (this.#lineLen > 0) pos = this.#completeLine(buf, pos, end);
+      else pos = this.#run(buf, pos, end);
+    }
+    this.#lines.base += end;
+  }
+
+  /**
+   * Parses tokens from `pos` until the buffer ends; returns `end`.
+   * A cut line token is saved in `#line`, a cut payload in `#cut`.
+   */
+  #run(buf: Buffer, pos: number, end: number): number {
+    const tree = this.#tree;
+    const lines = this.#lines;
+    const base = lines.base;
+    while (pos < end) {
+      const start = pos;
+      const type = buf[pos]!;
+      if (this.#stream.active) {
+        if (type !== T_CHUNK) fail("expected ';' (a streamed string part)", base + pos);
+      } else {
+        if (type === T_CHUNK) fail("';' outside a streamed string", base + pos);
+        if (tree.depth === 0) this.#bin = type === T_PUSH ? this.#modes.pushBuffers : this.#modes.buffers;
+      }
+      if (type === T_BULK) {
+        // Fast path for the commonest reply: `$<1-9 digits>\r\n<payload>\r\n`
+        // whole in this buffer. Anything else (null, streamed, `$0`, cuts,
+        // errors) is parsed again below by the checked path.
+        let q = pos + 1;
+        let n = 0;
+        let c = buf[q];
+        if (c !== 48) { // "0": `$0` or a leading zero
+          const lim = Math.min(end, pos + 11);
+          while (q < lim) {
+            c = buf[q]!;
+            if (c < 48 || c > 57) break;
+            n = n * 10 + (c - 48);
+            q++;
+          }
+          const stop = q + 2 + n;
+          if (
+            c === CR && q > pos + 1 && stop + 2 <= end && n <= this.#maxBulk && buf[q + 1] === LF && buf[stop] === CR &&
+            buf[stop + 1] === LF
+          ) {
+            pos = stop + 2;
+            tree.value(this.#bin ? copyBytes(buf, q + 2, stop) : utf8(buf, q + 2, stop));
+            continue;
+          }
+        }
+      }
+      switch (type) {
+        case T_BULK:
+        case T_VERBATIM:
+        case T_BLOBERR:
+        case T_CHUNK: {
+          const flags = type === T_BULK ? NULLABLE | CAN_STREAM : 0;
+          const p = lines.length(buf, pos + 1, end, flags);
+          if (p < 0) return this.#partial(buf, start, end);
+          const n = lines.n;
+          if (n < 0) {
+            if (n === LEN_NULL) tree.value(null);
+            else this.#stream.start();
+            pos = p;
+            continue;
+          }
+          if (type === T_CHUNK) {
+            if (n === 0) {
+              pos = p;
+              tree.value(this.#stream.end(this.#bin));
+              continue;
+            }
+            if (this.#stream.length + n > this.#maxBulk) {
+              fail(`streamed string longer than ${this.#maxBulk} bytes`, base + start);
+            }
+          }
+          const stop = p + n;
+          if (stop + 2 > end) {
+            this.#cut.begin(type, n, base + p, this.#bin && type !== T_BLOBERR);
+            return this.#fillCut(buf, p, end);
+          }
+          if (buf[stop] !== CR) fail("expected CR after the payload", base + stop);
+          if (buf[stop + 1] !== LF) fail("expected LF after the payload", base + stop + 1);
+          pos = stop + 2;
+          if (type === T_BULK) tree.value(this.#bin ? copyBytes(buf, p, stop) : utf8(buf, p, stop));
+          else if (type === T_CHUNK) this.#stream.add(copyBytes(buf, p, stop));
+          else if (type === T_BLOBERR) tree.value(new RedisReplyError(utf8(buf, p, stop)));
+          else {
+            const text = verbatimText(buf, p, stop, base + p);
+            tree.value(this.#bin ? copyBytes(buf, text, stop) : utf8(buf, text, stop));
+          }
+          continue;
+        }
+        case T_ARRAY:
+        case T_MAP:
+        case T_SET:
+        case T_ATTR:
+        case T_PUSH: {
+          const flags = type === T_ARRAY ? AGGREGATE | NULLABLE | CAN_STREAM : AGGREGATE | CAN_STREAM;
+          const p = lines.length(buf, pos + 1, end, flags);
+          if (p < 0) return this.#partial(buf, start, end);
+          pos = p;
+          const n = lines.n;
+          if (n === LEN_NULL) tree.value(null);
+          else {
+            const kind = type === T_MAP ? MAP : type === T_ATTR ? ATTRIBUTE : type === T_PUSH ? PUSH : ARRAY;
+            tree.open(kind, n < 0 ? STREAMED : n, base + start);
+          }
+          continue;
+        }
+        case T_INTEGER: {
+          // Fast path: up to 15 digits, no sign, CRLF in this buffer. All
+          // else (signs, bigints, cuts, errors) goes to lines.integer.
+          let q = pos + 1;
+          let n = 0;
+          let c = 0;
+          const lim = Math.min(end, pos + 16);
+          while (q < lim) {
+            c = buf[q]!;
+            if (c < 48 || c > 57) break;
+            n = n * 10 + (c - 48);
+            q++;
+          }
+          if (c === CR && q > pos + 1 && q + 1 < end && buf[q + 1] === LF) {
+            pos = q + 2;
+            tree.value(n);
+            continue;
+          }
+          const p = lines.integer(buf, pos, end);
+          if (p < 0) return this.#partial(buf, start, end);
+          pos = p;
+          tree.value(lines.big === null ? lines.n : lines.big);
+          continue;
+        }
+        case T_SIMPLE:
+        case T_ERROR:
+        case T_DOUBLE:
+        case T_BIGNUM: {
+          const cr = lines.lineEnd(buf, start, end);
+          if (cr < 0) return this.#partial(buf, start, end);
+          pos = cr + 2;
+          if (type === T_SIMPLE) tree.value(utf8(buf, start + 1, cr));
+          else if (type === T_ERROR) tree.value(new RedisReplyError(utf8(buf, start + 1, cr)));
+          else if (type === T_DOUBLE) {
+            const d = parseDouble(latin1(buf, start + 1, cr));
+            if (d === undefined) fail("invalid double", base + start + 1);
+            tree.value(d);
+          } else tree.value(lines.bigNumber(buf, start + 1, cr));
+          continue;
+        }
+        case T_NULL:
+        case T_END: {
+          const p = lines.crlf(buf, pos + 1, end);
+          if (p < 0) return this.#partial(buf, start, end);
+          pos = p;
+          if (type === T_NULL) tree.value(null);
+          else tree.end(base + start);
+          continue;
+        }
+        case T_BOOLEAN: {
+          if (pos + 1 >= end) return this.#partial(buf, start, end);
+          const c = buf[pos + 1];
+          if (c !== 116 && c !== 102) fail("boolean must be 't' or 'f'", base + pos + 1); // t, f
+          const p = lines.crlf(buf, pos + 2, end);
+          if (p < 0) return this.#partial(buf, start, end);
+          pos = p;
+          tree.value(c === 116);
+          continue;
+        }
+        default:
+          fail(`unknown type byte 0x${type.toString(16).padStart(2, "0")}`, base + pos);
+      }
+    }
+    return end;
+  }
+
+  /** Saves a cut line token `buf[start, end)` for the next chunk; returns `end`. */
+  #partial(buf: Buffer, start: number, end: number): number {
+    const len = end - start;
+    if (buf !== this.#line) {
+      if (this.#line.length < len) this.#line = Buffer.allocUnsafe(Math.max(len, this.#line.length * 2));
+      buf.copy(this.#line, 0, start, end);
+      this.#lineStart = this.#lines.base + start;
+    }
+    this.#lineLen = len;
+    return end;
+  }
+
+  /**
+   * Appends the rest of a cut line (up to the first LF, and never
+   * more than LINE_MAX + 2 bytes in all, enough for any line to be decided)
+   * and parses it again from its type byte, so errors and offsets are those
+   * of an uncut stream. Only the line's own bytes are copied, never the
+   * whole chunk.
+   */
+  #completeLine(buf: Buffer, pos: number, end: number): number {
+    const lf = buf.indexOf(LF, pos);
+    let stop = lf === -1 ? end : lf + 1;
+    const have = this.#lineLen;
+    if (have + (stop - pos) > LINE_MAX + 2) stop = pos + (LINE_MAX + 2 - have);
+    const need = have + (stop - pos);
+    if (this.#line.length < need) {
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(need, this.#line.length * 2), LINE_MAX + 2));
+      this.#line.copy(grown, 0, 0, have);
+      this.#line = grown;
+    }
+    buf.copy(this.#line, have, pos, stop);
+    const type = this.#line[0];
+    if (
+      lf === -1 && need <= LINE_MAX &&
+      (type === T_SIMPLE || type === T_ERROR || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM)
+    ) {
+      // A text line still without its LF: parsing it again now could only
+      // find an error that parsing it once whole finds at the same offset,
+      // and re-scanning on every chunk would cost O(n^2) when fed in tiny
+      // pieces. Headers (lengths, `#`, `_`, `.`) are always re-checked at
+      // once: they are short, and absurd lengths must be refused early.
+      this.#lineLen = need;
+      return stop;
+    }
+    this.#lineLen = 0;
+    const lines = this.#lines;
+    const base = lines.base;
+    lines.base = this.#lineStart;
+    try {
+      this.#run(this.#line, 0, need);
+    } finally {
+      lines.base = base;
+    }
+    return stop;
+  }
+
+  /** Feeds the cut payload; emits its value once it is whole. */
+  #fillCut(buf: Buffer, pos: number, end: number): number {
+    const cut = this.#cut;
+    pos = cut.fill(buf, pos, end);
+    if (!cut.complete) return pos;
+    const type = cut.type;
+    const n = cut.length;
+    const bytes = cut.take();
+    if (type === T_BULK) this.#tree.value(this.#bin ? bytes : utf8(bytes as Buffer, 0, n));
+    else if (type === T_CHUNK) this.#stream.add(bytes);
+    else if (type === T_BLOBERR) this.#tree.value(new RedisReplyError(utf8(bytes as Buffer, 0, n)));
+    else {
+      const own = asBuffer(bytes);
+      const text = verbatimText(own, 0, n, cut.at);
+      this.#tree.value(this.#bin ? viewBytes(own, text, n) : utf8(own, text, n));
+    }
+    return pos;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * What the client needs of a socket, and nothing else: the leaf that both
+ * transports (node:net/tls in `_transport_node.ts`, `Bun.connect` in
+ * `_transport_bun.ts`) implement and that `connection.ts` chooses between.
+ * It imports no implementation, so no import cycle can form through it.
+ *
+ * @module
+ */
+import type { ResolvedOptions } from "./options.ts";
+
+/** What the client needs of a connection. */
+export interface Transport {
+  /** Queue bytes for the socket; `false` means "full: wait for `drain` before writing more". */
+  write(bytes: Uint8Array): boolean;
+  /** Close at once; `close` follows with `error` as its cause. */
+  destroy(error?: Error): void;
+}
+
+/** The connection's events. `close` comes exactly once, last. */
+export interface TransportEvents {
+  /** Bytes from the server, in order; the chunk may be reused once this returns. */
+  data(chunk: Uint8Array): void;
+  /** The socket took every byte queued after `write` returned `false`. */
+  drain(): void;
+  /** The socket is gone; `error` is why, when there was an error. */
+  close(error: Error | undefined): void;
+}
+
+/** Where the socket goes, for error messages. */
+export function describeTarget(o: ResolvedOptions): string {
+  if (o.path) return `unix:${o.path}`;
+  return `${o.tls ? "rediss" : "redis"}://${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
+}

@@ -1,0 +1,151 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { RedisClient } from "../../../resp/client.ts";
+import { coalesce } from "../../../strategies/coalesce.ts";
+import { lease } from "../../../strategies/lease.ts";
+import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+import { client, deferred, origin, rejects } from "../_helpers.ts";
+
+let server: RedisServer;
+let redis: RedisClient;
+let resp2: RedisClient;
+let n = 0;
+const ns = () => `tags${++n}`;
+
+/** Calls of `command` the server has run so far. */
+async function calls(command: string): Promise<number> {
+  const info = String(await redis.send(["INFO", "commandstats"]));
+  const match = new RegExp(`cmdstat_${command.toLowerCase()}:calls=(\\d+)`).exec(info);
+  return match === null ? 0 : Number(match[1]);
+}
+
+const Tags = suite("invalidateTags() and clear()");
+Tags.before(async () => {
+  server = await startRedis();
+  redis = await client(server.url);
+  resp2 = await client(server.url, 2);
+});
+Tags.after(async () => {
+  redis?.destroy();
+  resp2?.destroy();
+  await server?.stop();
+});
+
+for (const resp of [3, 2] as const) {
+  Tags(`invalidateTags() makes every entry carrying a tag a miss, and nothing else (RESP${resp})`, async () => {
+    const cache = pipeline({ redis: resp === 3 ? redis : resp2, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+    const o = origin((call) => `v${call}`);
+    assert.is(await cache.get("a", o.load, { tags: ["user:1", "all"] }), "v1");
+    assert.is(await cache.get("b", o.load, { tags: ["user:2", "all"] }), "v2");
+    assert.is(await cache.get("c", o.load), "v3");
+    await cache.set("d", "set", { tags: ["user:1"] });
+    await cache.invalidateTags(["user:1"]);
+    assert.equal(await Promise.all(["a", "b", "c", "d"].map((id) => cache.peek(id))), [
+      undefined,
+      "v2",
+      "v3",
+      undefined,
+    ]);
+    assert.is(await cache.get("a", o.load, { tags: ["user:1", "all"] }), "v4");
+    await cache.invalidateTags(["all"]);
+    assert.equal(await Promise.all(["a", "b", "c"].map((id) => cache.peek(id))), [undefined, undefined, "v3"]);
+    await cache.close();
+  });
+}
+
+Tags("invalidateTags() costs one command per tag whatever the number of entries", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  await Promise.all(Array.from({ length: 500 }, (_, i) => cache.set(["item", i], i, { tags: ["bulk"] })));
+  const before = await calls("set");
+  await cache.invalidateTags(["bulk"]);
+  assert.is(await calls("set"), before + 1);
+  assert.is(await cache.peek(["item", 42]), undefined);
+  await cache.close();
+});
+
+Tags("a tag invalidated while a tagged entry loads leaves that load's value a miss", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const hold = deferred();
+  const o = origin((call) => `snapshot ${call}`);
+  o.hold = hold.promise;
+  const loading = cache.get("k", o.load, { tags: ["t"] });
+  await o.called();
+  await cache.invalidateTags(["t"]);
+  hold.resolve();
+  // The caller gets what it loaded; nobody after it does.
+  assert.is(await loading, "snapshot 1");
+  assert.is(await cache.peek("k"), undefined);
+  o.hold = undefined;
+  assert.is(await cache.get("k", o.load, { tags: ["t"] }), "snapshot 2");
+  await cache.close();
+});
+
+Tags("a tag version that vanishes never revives older entries", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  await cache.set("k", "tagged", { tags: ["t"] });
+  const namespace = cache.keys("k").data.split(":")[0]!;
+  await redis.send(["DEL", `${namespace}:tag:t`]);
+  assert.is(await cache.peek("k"), undefined);
+  await cache.close();
+});
+
+Tags("clear() makes every entry of the namespace a miss in one command, and only that namespace", async () => {
+  const namespace = ns();
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace });
+  const neighbour = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  await Promise.all(Array.from({ length: 200 }, (_, i) => cache.set(["item", i], i)));
+  await neighbour.set("n", "kept");
+  const before = await calls("set");
+  await cache.clear();
+  assert.is(await calls("set"), before + 1);
+  assert.is(
+    await redis.send(["KEYS", `${namespace}*`]).then((k) => (k as string[]).length > 200),
+    true,
+    "no key deleted",
+  );
+  assert.is(await cache.peek(["item", 7]), undefined);
+  assert.is(await neighbour.peek("n"), "kept");
+  await Promise.all([cache.close(), neighbour.close()]);
+});
+
+Tags("a load that started before clear() does not revive its entry", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const hold = deferred();
+  const o = origin((call) => `v${call}`);
+  o.hold = hold.promise;
+  const loading = cache.get("k", o.load);
+  await o.called();
+  await cache.clear();
+  hold.resolve();
+  assert.is(await loading, "v1");
+  assert.is(await cache.peek("k"), undefined);
+  await cache.close();
+});
+
+Tags("an epoch that vanishes (eviction, FLUSHALL of the key) never revives older entries", async () => {
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  await cache.set("k", "v");
+  const namespace = cache.keys("k").data.split(":")[0]!;
+  await redis.send(["DEL", `${namespace}:epoch`]);
+  assert.is(await cache.peek("k"), undefined);
+  await cache.close();
+});
+
+Tags("invalidateTags() validates its argument", async () => {
+  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  await rejects(
+    () => cache.invalidateTags("t" as never),
+    TypeError,
+    "Cannot invalidateTags: 'tags' must be an array of strings, got string",
+  );
+  await rejects(
+    () => cache.invalidateTags([1 as never]),
+    TypeError,
+    "Cannot invalidateTags: 'tags[0]' must be a non-empty string, got 1",
+  );
+  await cache.invalidateTags([]);
+  await cache.close();
+});
+
+Tags.run();
