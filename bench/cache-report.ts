@@ -311,7 +311,15 @@ export function cacheMarkdown(c: CacheSection): string {
         first === undefined ? "-" : `${s.rssBytes >= first.rssBytes ? "+" : ""}${fmtMiB(s.rssBytes - first.rssBytes)}`,
         fmtMiB(s.heapUsedBytes),
         s.nearEntries === undefined ? "-" : s.nearEntries.toLocaleString("en-US"),
-        s.trackingKeys === undefined ? "-" : s.trackingKeys.toLocaleString("en-US"),
+        s.trackingKeys === undefined
+          ? "-"
+          : `${s.trackingKeys.toLocaleString("en-US")}${
+            first?.trackingKeys === undefined || s === first
+              ? ""
+              : ` (${s.trackingKeys >= first.trackingKeys ? "+" : ""}${
+                (s.trackingKeys - first.trackingKeys).toLocaleString("en-US")
+              })`
+          }`,
       ]);
       out.push(
         table([

@@ -3,12 +3,12 @@
  * GC and Redis' `tracking_total_keys` (`INFO stats`) at each step of
  *
  * 1. before filling: the cache built, its connection open, the data in
- *    Redis (written by another connection of the same process) but nothing
+ *    Redis (written by the parent before this process started) but nothing
  *    read yet;
  * 2. N near entries of 120-byte values (set A, read once each);
  * 3. set B read through the same tier, whose `maxEntries` is N, so A is
  *    evicted from memory (B was written with a short TTL);
- * 4. set A invalidated by the other connection;
+ * 4. set A invalidated by another connection (opened only then);
  * 5. set B expired (once its TTL passed, a SCAN pass makes Redis delete the
  *    expired keys it meets, as active expiry would over time);
  * 6. the cache closed.
@@ -42,6 +42,8 @@ export interface MemoryTask {
   variant: MemoryVariant;
   url: string;
   entries: number;
+  /** When set B expires (`Date.now()` time): the parent wrote A and B before starting this process. */
+  bExpiresAt: number;
 }
 
 /** One step's figures. */
@@ -61,15 +63,16 @@ export interface MemoryResult {
   error?: string;
 }
 
-/** B's TTL: long enough to read N entries, short enough to wait for. */
-const SHORT_TTL_MS = 8_000;
+/** B's TTL: long enough for the worker to start and read 2n entries on a busy machine (10k/s), short enough to wait for. */
+const shortTtlMs = (n: number) => 5_000 + Math.ceil(n / 5);
 const AT_ONCE = 100;
+const NAMESPACE = "bench:memory";
+const cscKey = (id: string) => `bench:memory:csc:${id}`;
+const ids = (set: "a" | "b") => (i: number) => `${set}:${i}`;
 
 function rss(): number {
   try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(
-      readFileSync("/proc/self/status", "utf8"),
-    );
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"));
     if (m) return Number(m[1]) * 1024;
   } catch {
     // Not Linux.
@@ -88,15 +91,39 @@ async function settle(): Promise<void> {
 }
 
 /** `op(i)` for every i < n, `AT_ONCE` in flight. */
-async function each(
-  n: number,
-  op: (i: number) => Promise<unknown>,
-): Promise<void> {
+async function each(n: number, op: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   const lane = async () => {
     while (next < n) await op(next++);
   };
   await Promise.all(Array.from({ length: AT_ONCE }, lane));
+}
+
+/**
+ * Write sets A and B for `variant`, from the parent process, so the measured
+ * process' "before" RSS holds none of the writing's garbage. Returns when B
+ * expires (`Date.now()` time).
+ */
+export async function populateMemory(url: string, variant: MemoryVariant, n: number): Promise<number> {
+  const redis = await connect({ url, resp: 3 });
+  try {
+    const ttl = shortTtlMs(n);
+    if (variant === "herdless") {
+      const writer = herdlessPipeline(redis, NAMESPACE, CL, { wakeups: "poll" });
+      await each(n, (i) => writer.set(ids("a")(i), cacheValue(i), { ttlMs: CACHE_TTL_MS }));
+      const expires = Date.now() + ttl;
+      await each(n, (i) => writer.set(ids("b")(i), cacheValue(i), { ttlMs: ttl }));
+      await writer.close();
+      return expires;
+    }
+    // node-redis' clientSideCache reads plain JSON strings: the same bytes its own SET would write.
+    await each(n, (i) => redis.send(["SET", cscKey(ids("a")(i)), JSON.stringify(cacheValue(i)), "PX", CACHE_TTL_MS]));
+    const expires = Date.now() + ttl;
+    await each(n, (i) => redis.send(["SET", cscKey(ids("b")(i)), JSON.stringify(cacheValue(i)), "PX", ttl]));
+    return expires;
+  } finally {
+    await redis.close();
+  }
 }
 
 export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
@@ -110,82 +137,59 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
     const m = /tracking_total_keys:(\d+)/.exec(info);
     return m ? Number(m[1]) : undefined;
   };
-  const values = (set: string) => (i: number) => ({
-    id: `${set}:${i}`,
-    value: cacheValue(i),
-  });
-  const a = values("a");
-  const b = values("b");
 
-  // The variant's three verbs: write (another connection), read (through the near tier), drop (another connection).
-  let write: (id: string, value: unknown, ttlMs: number) => Promise<unknown>;
+  // Reads go through the near tier; invalidations come from another connection, opened only when needed.
   let read: (id: string) => Promise<unknown>;
   let drop: (id: string) => Promise<unknown>;
   let nearEntries: () => number | undefined;
   let closeReader: () => Promise<unknown>;
-  let closeWriter: () => Promise<unknown>;
+  let closeWriter: () => Promise<unknown> = async () => {};
   let loads = 0;
+  const missing = () => {
+    loads++;
+    return cacheValue(-1);
+  };
 
   if (task.variant === "herdless") {
-    const writerConn = await connect({ url: task.url, resp: 3 });
-    const writer = herdlessPipeline(writerConn, "bench:memory", CL, {
-      wakeups: "poll",
-    });
     const readerConn = await connect({ url: task.url, resp: 3 });
-    const reader = herdlessPipeline(readerConn, "bench:memory", [["near", {
-      maxEntries: n,
-    }], ...CL]);
-    const loader = () => {
-      loads++;
-      return cacheValue(-1);
-    };
-    write = (id, value, ttlMs) => writer.set(id, value, { ttlMs });
-    read = (id) => reader.get(id, loader);
-    drop = (id) => writer.invalidate(id);
+    const reader = herdlessPipeline(readerConn, NAMESPACE, [["near", { maxEntries: n }], ...CL]);
+    read = (id) => reader.get(id, missing);
     nearEntries = () => reader.stats().nearEntries;
     closeReader = async () => {
       await reader.close();
       await readerConn.close();
     };
-    closeWriter = async () => {
-      await writer.close();
-      await writerConn.close();
+    let writer: ReturnType<typeof herdlessPipeline> | undefined;
+    drop = async (id) => {
+      if (writer === undefined) {
+        const writerConn = await connect({ url: task.url, resp: 3 });
+        writer = herdlessPipeline(writerConn, NAMESPACE, CL, { wakeups: "poll" });
+        const w = writer;
+        closeWriter = async () => {
+          await w.close();
+          await writerConn.close();
+        };
+      }
+      return writer.invalidate(id);
     };
   } else {
     const { createClient } = await import("redis");
-    const writer = createClient({ url: task.url });
-    await writer.connect();
     const reader = createClient({
       url: task.url,
       RESP: 3,
-      clientSideCache: {
-        ttl: 0,
-        maxEntries: n,
-        evictPolicy: "FIFO",
-        recordStats: false,
-      },
+      clientSideCache: { ttl: 0, maxEntries: n, evictPolicy: "FIFO", recordStats: false },
     });
     await reader.connect();
-    const key = (id: string) => `bench:memory:csc:${id}`;
-    write = (id, value, ttlMs) => writer.set(key(id), JSON.stringify(value), { PX: ttlMs });
     read = async (id) => {
-      const raw = await reader.get(key(id));
-      if (raw === null) {
-        loads++;
-        return cacheValue(-1);
-      }
-      return JSON.parse(raw);
+      const raw = await reader.get(cscKey(id));
+      return raw === null ? missing() : JSON.parse(raw);
     };
-    drop = (id) => writer.del(key(id));
     nearEntries = () => reader.clientSideCache?.size();
     closeReader = () => reader.quit();
-    closeWriter = () => writer.quit();
+    drop = (id) => admin.send(["DEL", cscKey(id)]);
   }
 
-  const record = async (
-    step: string,
-    near: () => number | undefined = nearEntries,
-  ) => {
+  const record = async (step: string, near: () => number | undefined = nearEntries) => {
     await settle();
     steps.push({
       step,
@@ -198,37 +202,24 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
   };
 
   try {
-    await each(n, (i) => write(a(i).id, a(i).value, CACHE_TTL_MS));
     await record("before filling (data in Redis, nothing read)");
-    await each(n, (i) => read(a(i).id));
+    await each(n, (i) => read(ids("a")(i)));
     await record(`${n.toLocaleString("en-US")} entries read (set A)`);
-    // Set B with a short TTL, read through the same bounded tier: A leaves memory.
-    await each(n, (i) => write(b(i).id, b(i).value, SHORT_TTL_MS));
-    const bWritten = performance.now();
-    await each(n, (i) => read(b(i).id));
-    await record(
-      `set B read: A evicted from the tier (maxEntries ${n.toLocaleString("en-US")})`,
-    );
-    await each(n, (i) => drop(a(i).id));
+    await each(n, (i) => read(ids("b")(i)));
+    await record(`set B read: A evicted from the tier (maxEntries ${n.toLocaleString("en-US")})`);
+    if (loads > 0) throw new Error(`the loader ran ${loads} times: a read missed data that was in Redis (B expired?)`);
+    await each(n, (i) => drop(ids("a")(i)));
     await record("set A invalidated by another connection");
-    const wait = SHORT_TTL_MS + 200 - (performance.now() - bWritten);
+    const wait = task.bExpiresAt + 200 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     let cursor = "0";
     do {
-      const [nextCursor] = (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [
-        string,
-        string[],
-      ];
+      const [nextCursor] = (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [string, string[]];
       cursor = nextCursor;
     } while (cursor !== "0");
     await record("set B expired");
     await closeReader();
     await record("reader closed", () => undefined);
-    if (loads > 0) {
-      throw new Error(
-        `the loader ran ${loads} times: a read missed data that was in Redis`,
-      );
-    }
     return { variant: task.variant, entries: n, steps };
   } finally {
     await closeWriter();

@@ -30,7 +30,7 @@ import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache-report.t
 import { CACHES, type CacheName, NEAR_CACHES, nearUnavailable } from "./caches.ts";
 import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
 import { pipelineUnavailable } from "./hit.ts";
-import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask } from "./memory.ts";
+import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
 import { markdown, median, type Series, spread, targets } from "./report.ts";
 import {
   CACHE_EXTRAS,
@@ -510,7 +510,8 @@ async function measureMemory(
       continue;
     }
     log(`memory ${variant}: ${o.entries} entries`);
-    const r = await runMemory({ kind: "memory", variant, url, entries: o.entries }, o.pin);
+    const bExpiresAt = await populateMemory(url, variant, o.entries);
+    const r = await runMemory({ kind: "memory", variant, url, entries: o.entries, bExpiresAt }, o.pin);
     log(`memory ${variant}: ${r.error ?? r.steps.map((s) => `${s.step}: ${s.trackingKeys} tracked`).join("; ")}`);
     memory.push(r);
   }
