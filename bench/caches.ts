@@ -381,7 +381,14 @@ export async function openCache(
       );
       const { Redis } = await import("ioredis");
       const u = new URL(url);
-      const connection = { host: u.hostname, port: Number(u.port || 6379) };
+      // What REDIS_URL may carry (ioredis takes options, the bus driver too): host, port, credentials, database.
+      const connection = {
+        host: u.hostname,
+        port: Number(u.port || 6379),
+        ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+        ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+        db: Number(u.pathname.slice(1) || 0),
+      };
       // ioredis' auto-pipelining (its docs: for many concurrent commands) sends the commands of a tick in one
       // write; without it every GET is its own write. BENCH_BENTO_AUTOPIPELINING=0 measures without.
       const autoPipelining = process.env.BENCH_BENTO_AUTOPIPELINING !== "0";
