@@ -17,5 +17,6 @@ export function brand(error: Error, kind: string): void {
 
 /** True when `value` was branded `kind` by any copy of herdless. */
 export function hasBrand(value: unknown, kind: string): boolean {
-  return value instanceof Error && (value as unknown as Record<symbol, unknown>)[Symbol.for(`herdless.${kind}`)] === true;
+  return value instanceof Error &&
+    (value as unknown as Record<symbol, unknown>)[Symbol.for(`herdless.${kind}`)] === true;
 }

@@ -31,6 +31,12 @@ export class ClusterNodes {
   readonly #o: ResolvedClusterOptions;
   readonly #stats: RefreshStats;
   readonly #onChange: () => void;
+  /** Told about each node connection opened and retired, and about slots that moved. */
+  hooks: {
+    opened(client: RedisClient): void;
+    retired(client: RedisClient): void;
+    moved(reason: string): void;
+  } | undefined = undefined;
   #topology: Topology = emptyTopology();
   #nodes = new Map<string, Node>();
   #retiredGenerations = 0;
@@ -66,6 +72,11 @@ export class ClusterNodes {
     return sum;
   }
 
+  /** The node connections in use. */
+  get clients(): RedisClient[] {
+    return [...this.#nodes.values()].map((n) => n.client);
+  }
+
   /** Each known node's first connection attempt, for `ready`. */
   get firstAttempts(): Promise<void>[] {
     return [...this.#nodes.values()].map((n) => n.client.ready);
@@ -98,6 +109,7 @@ export class ClusterNodes {
   /** Record that `slot` moved to `target` (a MOVED reply), ahead of the next full read. */
   learn(slot: number, target: NodeAddress): void {
     if (!Number.isInteger(slot) || slot < 0 || slot >= this.#topology.owners.length) return;
+    if (this.#topology.owners[slot] !== target.id) this.hooks?.moved(`slot ${slot} moved to ${target.id}`);
     this.#topology.owners[slot] = target.id;
     if (!this.#topology.nodes.has(target.id)) this.#topology.nodes.set(target.id, target);
     if (!this.#topology.primaries.includes(target.id)) this.#topology.primaries.push(target.id);
@@ -185,12 +197,14 @@ export class ClusterNodes {
     // a command that needs this node asks for that while it waits, and an
     // idle client must not probe a dead node forever.
     client.ready.catch(() => (node.failed = true));
+    this.hooks?.opened(client);
     return node;
   }
 
   #retire(node: Node): void {
     if (this.#nodes.get(node.address.id) === node) this.#nodes.delete(node.address.id);
     this.#retiredGenerations += node.client.generation;
+    this.hooks?.retired(node.client);
     // Commands already written there finish (or fail) on their own; nothing new is sent.
     node.client.close().catch(noop);
   }
@@ -229,6 +243,10 @@ export class ClusterNodes {
 
   #apply(topology: Topology): void {
     if (this.#closed) return;
+    const before = this.#topology.owners;
+    if (before.some((owner, slot) => owner !== undefined && owner !== topology.owners[slot])) {
+      this.hooks?.moved("the cluster's slot map changed");
+    }
     this.#topology = topology;
     // A connection to a node that is still in the cluster stays open even when
     // it owns no slot now (a demoted primary): a node with a stale view may

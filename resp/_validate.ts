@@ -70,14 +70,19 @@ export function func<F>(where: string, name: string, value: unknown): F {
 /** `undefined`, or throws a `TypeError` unless `value` is a string. */
 export function optionalString(where: string, name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new TypeError(`Cannot ${where}: '${name}' must be a string, got ${typeof value}`);
+  if (typeof value !== "string") {
+    throw new TypeError(`Cannot ${where}: '${name}' must be a string, got ${typeof value}`);
+  }
   return value;
 }
 
 /** `undefined`, or throws a `TypeError` unless `value` is an `AbortSignal`. */
 export function optionalSignal(where: string, name: string, value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
-  if (typeof (value as AbortSignal | null)?.addEventListener !== "function" || typeof (value as AbortSignal).aborted !== "boolean") {
+  if (
+    typeof (value as AbortSignal | null)?.addEventListener !== "function" ||
+    typeof (value as AbortSignal).aborted !== "boolean"
+  ) {
     throw new TypeError(`Cannot ${where}: '${name}' must be an AbortSignal, got ${show(value)}`);
   }
   return value as AbortSignal;
@@ -88,7 +93,9 @@ export function optionsObject<T extends object>(where: string, options: unknown)
   if (options === undefined) return {};
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(
-      `Cannot ${where}: options must be an object, got ${options === null ? "null" : Array.isArray(options) ? "an array" : typeof options}`,
+      `Cannot ${where}: options must be an object, got ${
+        options === null ? "null" : Array.isArray(options) ? "an array" : typeof options
+      }`,
     );
   }
   return options as Partial<T>;

@@ -17,8 +17,9 @@ import { ConnectionError, ProtocolError, RedisReplyError, TimeoutError } from ".
 import { handshake } from "./handshake.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { Subscriptions } from "./subscriptions.ts";
+import { ClientTracking } from "./tracking.ts";
 import { describeTarget } from "./_transport.ts";
-import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
+import type { Arg, RedisLike, Reply, SendOptions, TrackingClient, TrackingListener } from "./types.ts";
 
 /** Receives RESP3 push frames (pub/sub messages, client tracking invalidations). */
 export type PushListener = (push: Reply[]) => void;
@@ -45,7 +46,7 @@ export async function connect(target?: string | ConnectOptions): Promise<RedisCl
 }
 
 /** A connection to one Redis server. Create it with {@linkcode connect}. */
-export class RedisClient implements RedisLike {
+export class RedisClient implements RedisLike, TrackingClient {
   readonly #o: ResolvedOptions;
   /** The socket in use, from its opening (handshake included) to its close. */
   #conn: Connection | undefined;
@@ -67,6 +68,7 @@ export class RedisClient implements RedisLike {
   #deadlines = new Deadlines<Command>((c) => this.#expire(c));
   #push = new Set<PushListener>();
   #subscriptions = new Subscriptions();
+  #tracking = new ClientTracking();
   readonly #hooks: ConnectionHooks;
   #idle: (() => void) | undefined;
   #closedPromise: Promise<void> | undefined;
@@ -82,6 +84,7 @@ export class RedisClient implements RedisLike {
     this.#o = options;
     this.#hooks = {
       push: (value) => {
+        if (this.#tracking.push(value)) return;
         for (const listener of this.#push) listener(value);
       },
       closed: (conn, error) => this.#onClose(conn, error),
@@ -95,6 +98,62 @@ export class RedisClient implements RedisLike {
    */
   get generation(): number {
     return this.#generation;
+  }
+
+  /** The protocol this client speaks: 2, or 3 (push frames, client tracking). */
+  get resp(): 2 | 3 {
+    return this.#o.resp;
+  }
+
+  /** True while reads are tracked by the server (`track()` called, connected, not refused). */
+  get tracking(): boolean {
+    return this.#connected && this.#tracking.on;
+  }
+
+  /**
+   * Turn on the server's client tracking (`CLIENT TRACKING ON`, default mode)
+   * for this connection and every reconnect, and report to `listener` the
+   * keys the server invalidates; `reset` is called whenever something may
+   * have been missed (a flush, a lost connection, tracking refused). Resolves
+   * the function that stops listening (the last one to stop turns tracking
+   * off) once tracking is on, or once a connection is back.
+   *
+   * @param listener what hears invalidations and resets.
+   * @throws {TypeError} (as a rejection) on a RESP2 connection: invalidations arrive as push frames.
+   * @example Hear what the server invalidates
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
+   * const stop = await redis.track({ invalidate: (keys) => console.log("changed:", keys), reset: () => {} });
+   * await redis.send(["GET", "tracked"]); // the server remembers this read
+   * await redis.send(["SET", "tracked", "1"]); // "changed: [ 'tracked' ]"
+   * stop();
+   * await redis.close();
+   * ```
+   */
+  async track(listener: TrackingListener): Promise<() => void> {
+    if (this.#o.resp !== 3) {
+      throw new TypeError("Cannot track: client tracking needs a RESP3 connection (connect({ resp: 3 }))");
+    }
+    if (this.#closing || this.#closed) throw new ConnectionError("The client is closed");
+    const first = this.#tracking.add(listener);
+    const stop = () => {
+      if (!this.#tracking.remove(listener)) return;
+      this.#tracking.off();
+      if (this.#connected) this.send(["CLIENT", "TRACKING", "OFF"]).catch(() => {});
+    };
+    if (first && this.#connected) {
+      // Reads sent after this command are tracked: it goes first, in order.
+      this.#tracking.requested();
+      try {
+        await this.send(ClientTracking.COMMAND);
+      } catch (error) {
+        this.#tracking.refused(error);
+        this.#tracking.remove(listener);
+        throw error;
+      }
+    }
+    return stop;
   }
 
   /** True while a socket is open and its handshake is done. */
@@ -222,6 +281,7 @@ export class RedisClient implements RedisLike {
   #shutdown(error: ConnectionError): void {
     this.#closed = true;
     this.#connected = false;
+    this.#tracking.lost("the client was closed");
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     this.#stopOfflineSweep();
@@ -305,9 +365,23 @@ export class RedisClient implements RedisLike {
     this.#attempt = 0;
     this.#generation++;
     this.#stopOfflineSweep();
+    if (this.#tracking.wanted) this.#retrack(conn);
     const offline = this.#offline;
     this.#offline = [];
     conn.release(offline);
+  }
+
+  // Tracking goes first on a new connection, ahead of the queued commands:
+  // every read written after it is tracked. A refusal does not fail the
+  // connection; the listeners are told to forget and nothing is kept.
+  #retrack(conn: Connection): void {
+    this.#tracking.requested();
+    const cmd = new Command(ClientTracking.COMMAND, false);
+    cmd.resolve = () => {};
+    cmd.reject = (error) => {
+      if (this.#conn === conn) this.#tracking.refused(error);
+    };
+    conn.send(cmd);
   }
 
   #onClose(conn: Connection, error: Error | undefined): void {
@@ -316,6 +390,7 @@ export class RedisClient implements RedisLike {
     this.#conn = undefined;
     this.#pastWrites += conn.writes;
     this.#connected = false;
+    this.#tracking.lost(`the connection to ${describeTarget(this.#o)} was lost`);
     const cause = this.#lastError;
     const target = describeTarget(this.#o);
     // Written commands may or may not have run: reject them, never resend

@@ -6,6 +6,7 @@
  * @module
  */
 import { type PushListener } from "./client.ts";
+import { ClusterTracking } from "./_cluster_tracking.ts";
 import { ClusterNodes } from "./_cluster_nodes.ts";
 import { ClusterSubscriber } from "./_cluster_pubsub.ts";
 import { Redirector, RETRYABLE } from "./_cluster_redirect.ts";
@@ -13,7 +14,7 @@ import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions
 import { routeSlot } from "./_command_keys.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError } from "./errors.ts";
 import { keySlot } from "./slot.ts";
-import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
+import type { Arg, RedisLike, Reply, SendOptions, TrackingClient, TrackingListener } from "./types.ts";
 
 export type { ClusterOptions } from "./cluster_options.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
@@ -91,11 +92,12 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  * await redis.close();
  * ```
  */
-export class ClusterClient implements RedisLike {
+export class ClusterClient implements RedisLike, TrackingClient {
   readonly #o: ResolvedClusterOptions;
   readonly #nodes: ClusterNodes;
   readonly #redirector: Redirector;
   readonly #subscriber: ClusterSubscriber;
+  readonly #tracking = new ClusterTracking();
   #stats: ClusterStats = { moved: 0, asked: 0, retried: 0, refreshes: 0, refreshFailures: 0 };
   #inflight = 0;
   #drained: (() => void) | undefined;
@@ -113,6 +115,11 @@ export class ClusterClient implements RedisLike {
       this.#subscriber.check();
       this.#redirector.wake();
     });
+    this.#nodes.hooks = {
+      opened: (client) => void this.#tracking.attach(client),
+      retired: (client) => this.#tracking.detach(client),
+      moved: (reason) => this.#tracking.reset(reason),
+    };
     this.#redirector = new Redirector(options, this.#nodes, this.#stats);
     this.#subscriber = new ClusterSubscriber(options.node, this.#nodes.pickSubscriberNode, options.retryDelayMs);
     this.ready = this.#start();
@@ -136,6 +143,43 @@ export class ClusterClient implements RedisLike {
    */
   get generation(): number {
     return this.#nodes.generation;
+  }
+
+  /** The protocol every node connection speaks. */
+  get resp(): 2 | 3 {
+    return this.#o.node.resp;
+  }
+
+  /** True while every node connection in use tracks its reads (`track()` called). */
+  get tracking(): boolean {
+    return this.#tracking.wanted && this.#tracking.tracking(this.#nodes.clients);
+  }
+
+  /**
+   * Turn on client tracking on every node connection, now and for the nodes
+   * opened later, and report invalidations to `listener`; `reset` is called
+   * when a node connection is lost or refused, and on any topology change
+   * (a MOVED, a new slot map, a node leaving it), since a moved slot's keys
+   * are tracked by a connection that no longer serves them.
+   *
+   * @param listener what hears invalidations and resets.
+   * @throws {TypeError} (as a rejection) when the cluster was connected with `resp: 2`.
+   * @example
+   * ```ts
+   * import { connectCluster } from "@herdless/herdless";
+   * const cluster = await connectCluster({ seeds: [process.env.REDIS_CLUSTER_SEED ?? "127.0.0.1:7000"], resp: 3 });
+   * const stop = await cluster.track({ invalidate: (keys) => console.log(keys), reset: (why) => console.log(why) });
+   * stop();
+   * await cluster.close();
+   * ```
+   */
+  track(listener: TrackingListener): Promise<() => void> {
+    if (this.#o.node.resp !== 3) {
+      return Promise.reject(
+        new TypeError("Cannot track: client tracking needs RESP3 connections (connectCluster({ resp: 3 }))"),
+      );
+    }
+    return this.#tracking.add(listener, this.#nodes.clients);
   }
 
   /** Commands issued and not yet settled, including those being redirected or waiting for a node. */

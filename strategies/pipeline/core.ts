@@ -64,7 +64,6 @@ export class Core {
   readonly chain: Fill;
   readonly load: Load;
   readonly #keyMemo = new Map<string, Keys>();
-  #tracking: Promise<boolean> | undefined;
   #tracked = false;
 
   constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
@@ -186,14 +185,18 @@ export class Core {
   }
 
   /**
-   * Resolves once tracking was tried (the first read of a tracking cache
-   * waits for `CLIENT TRACKING ON`); `undefined` when there is nothing to
-   * wait for, so hits pay no await.
+   * Resolves once tracking was tried, for the first read of a tracking
+   * cache (bounded by `commandTimeoutMs`); later, while tracking is off (a
+   * refusal, a lost connection), it tries again in the background. Returns
+   * `undefined` when there is nothing to wait for, so hits pay no await.
    */
   ready(): Promise<boolean> | undefined {
-    if (!this.tracker.wanted || this.#tracked) return undefined;
-    this.#tracking ??= this.tracker.ready().finally(() => (this.#tracked = true));
-    return this.#tracking;
+    const tracker = this.tracker;
+    if (!tracker.wanted || tracker.active) return undefined;
+    const attempt = tracker.ready(this.commandTimeoutMs, this.now());
+    if (this.#tracked) return undefined;
+    this.#tracked = true;
+    return attempt;
   }
 
   /** The read strategies' verdict on `entry`. */

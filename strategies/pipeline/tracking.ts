@@ -19,7 +19,11 @@
  *
  * @module
  */
+import { clearTimeout, setTimeout } from "node:timers";
 import type { RedisLike, TrackingClient, TrackingListener } from "../../resp/types.ts";
+
+// After a failed attempt to turn tracking on, the next one waits this long.
+const RETRY_MS = 1000;
 
 /** A read in flight that may be kept if no invalidation overtakes it. */
 export interface Marker {
@@ -45,7 +49,8 @@ export class Tracker implements TrackingListener {
   readonly #consumers: TrackingConsumer[] = [];
   readonly #pending = new Map<string, Marker[]>();
   #generation = 0;
-  #started: Promise<boolean> | undefined;
+  #attempt: Promise<void> | undefined;
+  #retryAt = 0;
   #stop: (() => void) | undefined;
   #closed = false;
 
@@ -70,23 +75,34 @@ export class Tracker implements TrackingListener {
   }
 
   /**
-   * Turn tracking on, once. Resolves `true` when it is on, `false` when this
-   * cache reads without it (never rejects: a refusal means reading without).
+   * Turn tracking on. Resolves `true` once it is on, `false` when this cache
+   * reads without it for now: never rejects, and waits at most `timeoutMs`
+   * (a server that does not answer must not hold a get). A refused or lost
+   * attempt is tried again by a later call, a second apart at the least.
    */
-  ready(): Promise<boolean> {
+  ready(timeoutMs: number, now: number): Promise<boolean> {
     if (this.#client === undefined || this.#closed) return Promise.resolve(false);
-    this.#started ??= this.#client.track(this).then(
-      (stop) => {
-        if (this.#closed) {
-          stop();
-          return false;
-        }
-        this.#stop = stop;
-        return true;
-      },
-      () => false,
-    );
-    return this.#started;
+    if (this.#stop !== undefined) return Promise.resolve(true);
+    if (this.#attempt === undefined && now >= this.#retryAt) {
+      this.#attempt = this.#client.track(this).then(
+        (stop) => {
+          if (this.#closed) stop();
+          else this.#stop = stop;
+        },
+        () => {
+          this.#retryAt = now + RETRY_MS;
+        },
+      ).finally(() => (this.#attempt = undefined));
+    }
+    const attempt = this.#attempt;
+    if (attempt === undefined) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.#stop !== undefined), timeoutMs);
+      void attempt.then(() => {
+        clearTimeout(timer);
+        resolve(this.#stop !== undefined);
+      });
+    });
   }
 
   /** A marker for a read of `key` about to be sent, or `undefined` when it could not be kept anyway. */

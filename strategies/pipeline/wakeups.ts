@@ -29,8 +29,8 @@ export class TrackedWakeups implements Wakeups, TrackingConsumer {
     tracker.consume(this);
   }
 
-  async ready(): Promise<boolean> {
-    return (await this.#tracker.ready()) && this.#tracker.active;
+  ready(): Promise<boolean> {
+    return Promise.resolve(this.#tracker.active);
   }
 
   watch(key: string): Ticket {

@@ -156,7 +156,7 @@ Coalesce("coalesce() leaves its map empty after 100,000 distinct keys, loaded or
           peak = Math.max(peak, strategy.size);
           if (id % 2) throw boom;
           return id;
-        }).catch((e) => assert.is(e, boom)),
+        }).catch((e) => assert.is(e, boom, String(e))),
       );
     }
     await Promise.all(calls);

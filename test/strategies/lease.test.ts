@@ -100,13 +100,37 @@ Lease("a cold burst of 50 gets through 2 RESP2 clients (polling) costs 1 origin 
   }
 });
 
-Lease("waiters subscribe once per connection and the last cache to close unsubscribes", async () => {
+Lease("RESP3 waiters are woken through client tracking: the command connection is never subscribed", async () => {
+  const namespace = ns();
+  const ev = events();
+  const own = await client(server.url);
+  await own.send(["CLIENT", "SETNAME", "tracked-only"]);
+  const a = pipeline({ redis: own, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const b = pipeline({ redis: own, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const hold = deferred();
+  const o = origin(() => "v");
+  o.hold = hold.promise;
+  const calls = [a.get("k", o.load), b.get("k", o.load)];
+  await ev.reach("wait", 1);
+  const line = String(await redis.send(["CLIENT", "LIST"])).split("\n").find((l) => l.includes("name=tracked-only"))!;
+  // Flag t (tracking), never P (pub/sub): Redis' pub/sub output-buffer limits never apply to it.
+  assert.match(line, /flags=t\b/);
+  assert.match(line, /\bsub=0\b/);
+  assert.is((await redis.send(["PUBSUB", "NUMSUB", `${namespace}:published`]) as unknown[])[1], 0);
+  hold.resolve();
+  assert.equal(await Promise.all(calls), ["v", "v"]);
+  await Promise.all([a.close(), b.close()]);
+  own.destroy();
+});
+
+Lease("a given wakeups client is subscribed once and the last cache to close unsubscribes", async () => {
   const namespace = ns();
   const channel = `${namespace}:published`;
   const numsub = async () => (await redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
-  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const listener = await client(server.url);
+  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
+  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
   const polled = pipeline({ redis: other, ttlMs: 5000, namespace, wakeups: "poll" }, lease());
   const hold = deferred();
   const o = origin(() => "v");
@@ -121,6 +145,7 @@ Lease("waiters subscribe once per connection and the last cache to close unsubsc
   await b.close();
   await polled.close();
   assert.is(await numsub(), 0);
+  listener.destroy();
 });
 
 Lease("a waiter on a RESP3 client is woken by the publication's push, not by polling", async () => {

@@ -34,7 +34,12 @@ Near.after(async () => {
 async function pair(namespace = ns(), options: Parameters<typeof near>[0] = {}) {
   const own = await client(server.url);
   const ev = events();
-  const cache = pipeline({ redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent }, near(options), coalesce(), lease());
+  const cache = pipeline(
+    { redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
+    near(options),
+    coalesce(),
+    lease(),
+  );
   const writer = pipeline({ redis: other, ttlMs: 60_000, namespace });
   const close = async () => {
     await Promise.all([cache.close(), writer.close()]);
@@ -44,12 +49,25 @@ async function pair(namespace = ns(), options: Parameters<typeof near>[0] = {}) 
 }
 
 Near("near() rejects bad options, and a pipeline without client tracking, naming the fix", async () => {
-  await rejects(() => near({ maxEntries: 0 }), RangeError, "Cannot create near: 'maxEntries' must be a positive integer, got 0");
-  await rejects(() => near({ maxBytes: 1.5 }), RangeError, "Cannot create near: 'maxBytes' must be a positive integer, got 1.5");
-  await rejects(() => near({ ttlMs: -1 }), RangeError, "Cannot create near: 'ttlMs' must be a positive integer, got -1");
+  await rejects(
+    () => near({ maxEntries: 0 }),
+    RangeError,
+    "Cannot create near: 'maxEntries' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => near({ maxBytes: 1.5 }),
+    RangeError,
+    "Cannot create near: 'maxBytes' must be a positive integer, got 1.5",
+  );
+  await rejects(
+    () => near({ ttlMs: -1 }),
+    RangeError,
+    "Cannot create near: 'ttlMs' must be a positive integer, got -1",
+  );
   const s = near();
   assert.equal([s.maxEntries, s.maxBytes, s.ttlMs], [10_000, undefined, undefined]);
-  const fix = "Cannot create pipeline: near() needs Redis client tracking, which only a RESP3 herdless client offers: " +
+  const fix =
+    "Cannot create pipeline: near() needs Redis client tracking, which only a RESP3 herdless client offers: " +
     "pass connect({ resp: 3 }) or connectCluster({ resp: 3 }) as 'redis' (a RESP2 client or an adapter cannot receive invalidations)";
   const resp2 = await client(server.url, 2);
   await rejects(() => pipeline({ redis: resp2, ttlMs: 1000 }, near()), TypeError, fix);
@@ -112,7 +130,9 @@ Near("an entry leaves when its key expires in Redis", async () => {
   assert.is(await cache.get("k", () => "loaded"), "short");
   assert.is(cache.stats().nearEntries, 1);
   // Redis expires the key (lazily on access, or its active cycle) and invalidates it.
-  await until(async () => (await other.send(["EXISTS", cache.keys("k").data])) === 0 && cache.stats().nearEntries === 0);
+  await until(async () =>
+    (await other.send(["EXISTS", cache.keys("k").data])) === 0 && cache.stats().nearEntries === 0
+  );
   await close();
 });
 
@@ -180,7 +200,12 @@ Near("a near entry keeps its windows: swr serves it stale with one background re
   const own = await client(server.url);
   const namespace = ns();
   const ev = events();
-  const stale = pipeline({ redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent }, near(), swr({ staleMs: 60_000 }), lease());
+  const stale = pipeline(
+    { redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
+    near(),
+    swr({ staleMs: 60_000 }),
+    lease(),
+  );
   await plant(redis, stale, "k", { payload: '"old"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   const hold = deferred();
   const o = origin(() => "refreshed");
