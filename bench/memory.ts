@@ -111,16 +111,15 @@ export async function populateMemory(url: string, variant: MemoryVariant, n: num
     if (variant === "herdless") {
       const writer = herdlessPipeline(redis, NAMESPACE, CL, { wakeups: "poll" });
       await each(n, (i) => writer.set(ids("a")(i), cacheValue(i), { ttlMs: CACHE_TTL_MS }));
-      const expires = Date.now() + ttl;
       await each(n, (i) => writer.set(ids("b")(i), cacheValue(i), { ttlMs: ttl }));
       await writer.close();
-      return expires;
+      // Measured after the last write, so every key of B has expired by then.
+      return Date.now() + ttl;
     }
     // node-redis' clientSideCache reads plain JSON strings: the same bytes its own SET would write.
     await each(n, (i) => redis.send(["SET", cscKey(ids("a")(i)), JSON.stringify(cacheValue(i)), "PX", CACHE_TTL_MS]));
-    const expires = Date.now() + ttl;
     await each(n, (i) => redis.send(["SET", cscKey(ids("b")(i)), JSON.stringify(cacheValue(i)), "PX", ttl]));
-    return expires;
+    return Date.now() + ttl;
   } finally {
     await redis.close();
   }
