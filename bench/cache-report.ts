@@ -246,6 +246,7 @@ export function cacheMarkdown(c: CacheSection): string {
           "-",
           "-",
           "-",
+          "-",
         ];
       }
       const q = (xs: number[], p: number) => fmtUs(quantile(xs, p));
@@ -256,6 +257,9 @@ export function cacheMarkdown(c: CacheSection): string {
         q(r.lagUs, 0.99),
         fmtUs(r.lagUs.at(-1)),
         `${q(r.fromSendUs, 0.5)} / ${q(r.fromSendUs, 0.99)}`,
+        r.droppedUs === undefined || r.droppedUs.length === 0
+          ? "-"
+          : `${q(r.droppedUs, 0.5)} / ${q(r.droppedUs, 0.99)} (${r.droppedUs.length.toLocaleString("en-US")})`,
         String(r.timeouts + (r.regressions ?? 0)),
         r.pollUs === undefined ? "-" : `${r.pollUs.toFixed(1)} µs`,
       ];
@@ -264,6 +268,7 @@ export function cacheMarkdown(c: CacheSection): string {
       rows.push([
         "herdless",
         `not available: ${c.coherenceWhy}`,
+        "-",
         "-",
         "-",
         "-",
@@ -281,6 +286,7 @@ export function cacheMarkdown(c: CacheSection): string {
           "p99",
           "max",
           "from send p50 / p99",
+          "entry dropped p50 / p99 (writes)",
           "timeouts + regressions",
           "reader poll period",
         ],

@@ -147,8 +147,17 @@ export async function coherenceReader(task: CoherenceTask): Promise<void> {
   let regressions = 0;
   const started = now();
   let ready = false;
+  // herdless only: the moment the old entry left the near tier, seen as nearInvalidations growing between two reads.
+  let invalidations = stats().nearInvalidations;
   const done = new Promise<void>((resolve) => {
     const loop = () => {
+      if (invalidations !== undefined) {
+        const count = stats().nearInvalidations;
+        if (count !== undefined && count > invalidations) {
+          invalidations = count;
+          say(`inval ${now()}`);
+        }
+      }
       read().then((value) => {
         const t = now();
         polls++;
@@ -199,6 +208,12 @@ export interface CoherenceResult {
   lagUs: number[];
   /** lag from the moment the write was sent, µs, sorted. */
   fromSendUs: number[];
+  /**
+   * herdless only: from the write's acknowledgement until the reader's poll
+   * loop saw its near tier drop the old entry (`nearInvalidations` grew), µs,
+   * sorted: the lag without the re-read's round trip.
+   */
+  droppedUs?: number[];
   /** Writes whose new version the reader had not seen within 1 s. */
   timeouts: number;
   /** Reads that returned an older version after a newer one had been seen. */
@@ -278,6 +293,8 @@ async function expect(
 /** The reader's "seen" lines, read in the background; resolves waiters by version. */
 class Sightings {
   readonly #seen = new Map<number, bigint>();
+  /** When the reader saw its near tier drop an entry, in order. */
+  readonly #invalidated: bigint[] = [];
   #waiter: { v: number; resolve: () => void } | undefined;
   #done: string | undefined;
   #error: string | undefined;
@@ -293,7 +310,8 @@ class Sightings {
           if (this.#waiter !== undefined && Number(v) >= this.#waiter.v) {
             this.#waiter.resolve();
           }
-        } else if (line.startsWith("done ")) this.#done = line.slice(5);
+        } else if (line.startsWith("inval ")) this.#invalidated.push(BigInt(line.slice(6)));
+        else if (line.startsWith("done ")) this.#done = line.slice(5);
         else if (line.startsWith("error ")) this.#error = line.slice(6);
       }
       this.#waiter?.resolve();
@@ -307,6 +325,10 @@ class Sightings {
   }
   at(v: number): bigint | undefined {
     return this.#seen.get(v);
+  }
+  /** The first time the tier dropped an entry at or after `t`. */
+  invalidatedAfter(t: bigint): bigint | undefined {
+    return this.#invalidated.find((x) => x >= t);
   }
   /** Wait until version `v` (or a later one) was seen, at most `ms`. */
   async wait(v: number, ms: number): Promise<boolean> {
@@ -372,6 +394,7 @@ export async function runCoherence(
     const sightings = new Sightings(reader);
     const lag: number[] = [];
     const fromSend: number[] = [];
+    const droppedAfterAck: number[] = [];
     let timeouts = 0;
     for (let v = 1; v <= writes; v++) {
       writer.send("next");
@@ -394,6 +417,8 @@ export async function runCoherence(
       }
       lag.push(Number(seen - BigInt(acked!)) / 1000);
       fromSend.push(Number(seen - BigInt(sent!)) / 1000);
+      const dropped = sightings.invalidatedAfter(BigInt(sent!));
+      if (dropped !== undefined && dropped <= seen) droppedAfterAck.push(Number(dropped - BigInt(acked!)) / 1000);
     }
     writer.send("stop");
     reader.send("stop");
@@ -413,6 +438,7 @@ export async function runCoherence(
       ...extra,
       lagUs: lag.sort((a, b) => a - b),
       fromSendUs: fromSend.sort((a, b) => a - b),
+      droppedUs: droppedAfterAck.sort((a, b) => a - b),
       timeouts,
       clockCheck: checks.every((c) => c === "ok") ? "ok" : checks.join(", "),
     };
