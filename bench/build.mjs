@@ -1,7 +1,9 @@
 // Bundles bench/run.ts and bench/worker.ts into bench/.out/ with esbuild.
-// The peers (ioredis, redis) and Bun's "bun" module stay external: they are
-// loaded from bench/node_modules (or the runtime) only by the worker that
-// measures them.
+// The peers (ioredis, redis, bentocache, cachified and its node-redis
+// adapter) and Bun's "bun" module stay external: they are loaded from
+// bench/node_modules (or the runtime) only by the worker that measures them
+// (bundled into ESM, bentocache's CommonJS dependencies fail on
+// `require("crypto")`).
 //
 // `herdless:cache` is bound here to the first module that exports
 // `pipeline`: the root mod.ts, then strategies/mod.ts, then pipeline.ts,
@@ -24,7 +26,7 @@ const common = {
   platform: "node",
   target: "esnext",
   logLevel: "silent",
-  external: ["ioredis", "redis", "bun"],
+  external: ["ioredis", "redis", "bun", "bentocache", "bentocache/*", "@epic-web/cachified", "cachified-redis-adapter"],
 };
 
 const STRATEGY_FILES = ["pipeline", "coalesce", "limit", "lease", "jitter", "xfetch", "swr"];

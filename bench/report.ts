@@ -10,7 +10,7 @@ import type { WorkerResult } from "./worker.ts";
 /** One row of the plan's outcome: every repetition of one client on one scenario. */
 export interface Series {
   runtime: WorkerResult["runtime"];
-  scenario: ScenarioName;
+  scenario: WorkerResult["scenario"];
   client: WorkerResult["client"];
   opsPerSec: number[];
   peakRssBytes: number[];
@@ -318,6 +318,7 @@ export function markdown(
     );
   }
 
+  if (ts.length === 0) return out.join("\n");
   out.push("Targets (issue #4)", "");
   out.push(
     table(

@@ -10,6 +10,9 @@
  *   npm run bench -- --json            JSON on stdout instead of the table
  *   npm run bench -- --only get-100,set-batch --reps 5 --duration 3000
  *   npm run bench -- --no-bun          Node clients only
+ *   npm run bench -- --only cache      only the cache-level table, coherence lag and near memory
+ *                                      (groups: client, hit, cache; or scenarios: cache-100, cache-seq,
+ *                                      coherence, memory, get-seq, ...); --writes and --entries size the last two
  *   npm run bench -- --cpu-prof        also write V8 CPU profiles of every worker to bench/.out/prof
  *                                      (sampling every --cpu-prof-interval µs, default 1000)
  *
@@ -23,9 +26,22 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { connect } from "../resp/mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
+import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache-report.ts";
+import { CACHES, type CacheName, NEAR_CACHES, nearUnavailable } from "./caches.ts";
+import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
 import { pipelineUnavailable } from "./hit.ts";
+import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
 import { markdown, median, type Series, spread, targets } from "./report.ts";
-import { getKeys, type ScenarioName, SCENARIOS, VALUE } from "./scenarios.ts";
+import {
+  CACHE_EXTRAS,
+  CACHE_SCENARIOS,
+  type CacheScenario,
+  getKeys,
+  GROUPS,
+  type ScenarioName,
+  SCENARIOS,
+  VALUE,
+} from "./scenarios.ts";
 import type { WorkerResult, WorkerTask } from "./worker.ts";
 
 // This file is bundled to bench/.out/run.mjs; the worker sits beside it.
@@ -40,7 +56,16 @@ interface Options {
   reps: number;
   warmupMs: number;
   durationMs: number;
+  /** Client and hit scenarios to run. */
   only: ScenarioName[];
+  /** Cache-level scenarios to run, and whether to measure coherence lag and near memory. */
+  cache: CacheScenario[];
+  coherence: boolean;
+  memory: boolean;
+  /** Paced writes of the coherence measurement. */
+  writes: number;
+  /** Near entries of the memory measurement. */
+  entries: number;
   bun: boolean;
   node: boolean;
   cpuProf: boolean;
@@ -57,6 +82,11 @@ function parseArgs(argv: readonly string[]): Options {
     warmupMs: quick ? 300 : 700,
     durationMs: quick ? 400 : 1_500,
     only: [...SCENARIOS],
+    cache: [...CACHE_SCENARIOS],
+    coherence: true,
+    memory: true,
+    writes: quick ? 1_000 : 10_000,
+    entries: quick ? 10_000 : 100_000,
     bun: !argv.includes("--no-bun"),
     node: !argv.includes("--no-node"),
     cpuProf: argv.includes("--cpu-prof"),
@@ -80,17 +110,21 @@ function parseArgs(argv: readonly string[]): Options {
   o.durationMs = int("--duration", 50) ?? o.durationMs;
   o.warmupMs = int("--warmup", 0) ?? o.warmupMs;
   o.cpuProfIntervalUs = int("--cpu-prof-interval", 10) ?? o.cpuProfIntervalUs;
+  o.writes = int("--writes", 1) ?? o.writes;
+  o.entries = int("--entries", 1) ?? o.entries;
   const only = value("--only");
   if (only !== undefined) {
-    const names = only.split(",").map((s) => s.trim());
+    const known = [...Object.keys(GROUPS), ...SCENARIOS, ...CACHE_SCENARIOS, ...CACHE_EXTRAS];
+    const names = only.split(",").map((s) => s.trim()).flatMap((n) => GROUPS[n] ?? [n]);
     for (const n of names) {
-      if (!(SCENARIOS as readonly string[]).includes(n)) {
-        throw new RangeError(
-          `Cannot run the bench: unknown scenario '${n}' in --only (known: ${SCENARIOS.join(", ")})`,
-        );
+      if (!known.includes(n)) {
+        throw new RangeError(`Cannot run the bench: unknown scenario '${n}' in --only (known: ${known.join(", ")})`);
       }
     }
-    o.only = names as ScenarioName[];
+    o.only = SCENARIOS.filter((n) => names.includes(n));
+    o.cache = CACHE_SCENARIOS.filter((n) => names.includes(n));
+    o.coherence = names.includes("coherence");
+    o.memory = names.includes("memory");
   }
   return o;
 }
@@ -162,6 +196,7 @@ function plan(
   bun: string | undefined,
   url: string,
   pipelineWhy: string | undefined,
+  nearWhy: string | undefined,
   serverPid: number | undefined,
 ): Job[] {
   const jobs: Job[] = [];
@@ -191,6 +226,16 @@ function plan(
         for (const client of ["ours", "bun"] as const) {
           jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
         }
+      }
+    }
+  }
+  // The cache-level table: every cache in its own process, interleaved, Node only.
+  for (const scenario of o.node ? o.cache : []) {
+    for (let rep = 1; rep <= o.reps; rep++) {
+      for (const client of CACHES) {
+        // near() rows without client tracking say why instead (probed once by the parent).
+        if (NEAR_CACHES.includes(client) && nearWhy !== undefined) continue;
+        jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
       }
     }
   }
@@ -249,6 +294,7 @@ async function main(): Promise<void> {
   if (o.bun && bun === undefined) log("Bun not found (BUN, node_modules/.bin/bun or PATH): Bun scenarios skipped");
   const pipelineWhy = pipelineUnavailable();
   if (pipelineWhy !== undefined) log(`pipeline not available: ${pipelineWhy}`);
+  const wantsCache = o.node && (o.cache.length > 0 || o.coherence || o.memory);
 
   let server: Awaited<ReturnType<typeof startRedis>> | undefined;
   let url = process.env.REDIS_URL;
@@ -267,6 +313,8 @@ async function main(): Promise<void> {
     const info = String(await seed.send(["INFO", "server"]));
     await Promise.all(getKeys.map((k) => seed.send(["SET", k, VALUE])));
     await seed.close();
+    const nearWhy = wantsCache ? await nearUnavailable(url) : undefined;
+    if (nearWhy !== undefined) log(`near() not available: ${nearWhy}`);
 
     const env = {
       date: new Date().toISOString(),
@@ -277,6 +325,8 @@ async function main(): Promise<void> {
       redis: /redis_version:(\S+)/.exec(info)?.[1] ?? "?",
       ioredis: packageVersion("ioredis"),
       nodeRedis: packageVersion("redis"),
+      bentocache: packageVersion("bentocache"),
+      cachified: packageVersion("@epic-web/cachified"),
       pinning: o.pin ? "redis-server on core 0, each client process on core 1 (taskset)" : "none",
       server: server === undefined ? "REDIS_URL" : "disposable redis-server (--save '' --appendonly no)",
       loadBefore: loadAverage(),
@@ -292,9 +342,10 @@ async function main(): Promise<void> {
       }, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`,
     );
 
-    const jobs = plan(o, bun, url, pipelineWhy, server?.pid);
+    const jobs = plan(o, bun, url, pipelineWhy, nearWhy, server?.pid);
     const series: Series[] = [];
     let layers: string[] | undefined;
+    const configs: Partial<Record<CacheName, string>> = {};
     const started = Date.now();
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
@@ -316,6 +367,7 @@ async function main(): Promise<void> {
         series.push(s);
       }
       if (r.layers !== undefined) layers = r.layers;
+      if (r.config !== undefined) configs[job.task.client as CacheName] = r.config;
       if (r.error !== undefined) s.errors.push(r.error);
       else {
         s.opsPerSec.push(r.opsPerSec);
@@ -331,6 +383,18 @@ async function main(): Promise<void> {
         } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
       log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
     }
+    const { coherence, coherenceMethod } = await measureCoherence(o, url, nearWhy, log);
+    const memory = await measureMemory(o, url, nearWhy, log);
+    const cache: CacheSection = {
+      series,
+      reps: o.reps,
+      nearWhy: o.cache.length > 0 ? nearWhy : undefined,
+      configs,
+      coherence,
+      coherenceMethod,
+      memory,
+    };
+
     const baseline = {
       node: runtimeBaseline(process.execPath),
       bun: bun === undefined ? undefined : runtimeBaseline(bun),
@@ -351,6 +415,7 @@ async function main(): Promise<void> {
             series,
             pipelineLayers: layers,
             targets: targets(series, pipelineWhy, o.only),
+            cache: { nearUnavailable: nearWhy ?? null, configs, coherence, memory, targets: cacheTargets(cache) },
           },
           null,
           2,
@@ -367,7 +432,7 @@ async function main(): Promise<void> {
           } after (${env.nproc} cores)`,
           `Versions: Node ${env.node}, Bun ${
             env.bun ?? "-"
-          }, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}`,
+          }, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}, bentocache ${env.bentocache}, @epic-web/cachified ${env.cachified}`,
           `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
           `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
           ...(noise === undefined
@@ -380,6 +445,8 @@ async function main(): Promise<void> {
           "",
           markdown(series, pipelineWhy, o.reps, o.only),
           "",
+          cacheMarkdown(cache),
+          "",
         ].join("\n"),
       );
     }
@@ -387,6 +454,95 @@ async function main(): Promise<void> {
     if (server !== undefined) await server.stop();
     else await removeBenchKeys(url);
   }
+}
+
+/**
+ * Coherence lag, herdless and node-redis: the writer beside the server on
+ * core 0 (it idles between writes), the reader alone on core 1.
+ */
+async function measureCoherence(
+  o: Options,
+  url: string,
+  nearWhy: string | undefined,
+  log: (line: string) => void,
+): Promise<{ coherence: CoherenceResult[] | undefined; coherenceMethod: string }> {
+  const coherenceMethod = `${o.writes.toLocaleString("en-US")} paced writes of one hot key (the next write only ` +
+    `once the reader saw the last, or after 1 s); ${
+      o.pin ? "writer pinned to core 0 with the server, reader to core 1" : "nothing pinned"
+    }; lag = the reader's first read returning the new version (stamped when that read resolved) - the writer's ` +
+    `write resolved; both stamped with process.hrtime.bigint() (CLOCK_MONOTONIC: one clock for every process on ` +
+    `the machine, checked against the parent's stamps around each child's start); "from send" starts at the ` +
+    `writer's stamp before the write.`;
+  if (!o.coherence || !o.node) return { coherence: undefined, coherenceMethod };
+  const coherence: CoherenceResult[] = [];
+  for (const variant of COHERENCE_VARIANTS) {
+    if (variant === "herdless" && nearWhy !== undefined) {
+      const none = { lagUs: [], fromSendUs: [], timeouts: 0, clockCheck: "-" };
+      coherence.push({ variant, writes: o.writes, ...none, error: nearWhy });
+      continue;
+    }
+    log(`coherence ${variant}: ${o.writes} paced writes`);
+    const r = await runCoherence(workerPath, variant, url, o.writes, o.pin ? { writer: "0", reader: "1" } : {});
+    const us = (x: number | undefined) => (x === undefined ? "-" : `${x.toFixed(0)} µs`);
+    log(
+      `coherence ${variant}: ${
+        r.error ??
+          `${r.lagUs.length} observed, p50 ${us(r.lagUs[r.lagUs.length >> 1])}, max ${us(r.lagUs.at(-1))}, ${r.timeouts} timeouts, clock check ${r.clockCheck}`
+      }`,
+    );
+    coherence.push(r);
+  }
+  return { coherence, coherenceMethod };
+}
+
+/** Near-tier memory, herdless and node-redis, each in its own Node process with --expose-gc, pinned to core 1. */
+async function measureMemory(
+  o: Options,
+  url: string,
+  nearWhy: string | undefined,
+  log: (line: string) => void,
+): Promise<MemoryResult[] | undefined> {
+  if (!o.memory || !o.node) return undefined;
+  const memory: MemoryResult[] = [];
+  for (const variant of MEMORY_VARIANTS) {
+    if (variant === "herdless" && nearWhy !== undefined) {
+      memory.push({ variant, entries: o.entries, steps: [], error: nearWhy });
+      continue;
+    }
+    log(`memory ${variant}: ${o.entries} entries`);
+    const bExpiresAt = await populateMemory(url, variant, o.entries);
+    const r = await runMemory({ kind: "memory", variant, url, entries: o.entries, bExpiresAt }, o.pin);
+    log(`memory ${variant}: ${r.error ?? r.steps.map((s) => `${s.step}: ${s.trackingKeys} tracked`).join("; ")}`);
+    memory.push(r);
+  }
+  return memory;
+}
+
+function runMemory(task: MemoryTask, pin: boolean): Promise<MemoryResult> {
+  const args = ["--expose-gc", workerPath, JSON.stringify(task)];
+  const [cmd, argv] = pin && hasTaskset ? ["taskset", ["-c", "1", process.execPath, ...args]] : [process.execPath, args];
+  return new Promise((resolve) => {
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err = (err + d).slice(-2000)));
+    const limit = setTimeout(() => child.kill("SIGKILL"), 300_000);
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      try {
+        const r = JSON.parse(out.trim().split("\n").pop() ?? "") as Partial<MemoryResult>;
+        resolve({ variant: task.variant, entries: task.entries, steps: [], ...r });
+      } catch {
+        resolve({
+          variant: task.variant,
+          entries: task.entries,
+          steps: [],
+          error: `worker exited with ${code}: ${err.trim() || out.trim() || "no output"}`,
+        });
+      }
+    });
+  });
 }
 
 /** On a server the bench did not start, delete what it wrote (every key under `bench:`), so it is left as found. */

@@ -13,6 +13,20 @@ import type { BenchClient } from "./clients.ts";
 export const SCENARIOS = ["get-seq", "get-100", "set-batch", "script-100", "hit-seq", "hit-100"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/** The cache-level table's scenarios: every cache's hit path, 100 in flight and sequential. */
+export const CACHE_SCENARIOS = ["cache-100", "cache-seq"] as const;
+export type CacheScenario = (typeof CACHE_SCENARIOS)[number];
+
+/** The cache-level measurements beside the table: coherence lag and near-tier memory. */
+export const CACHE_EXTRAS = ["coherence", "memory"] as const;
+
+/** Names `--only` accepts besides single scenarios. */
+export const GROUPS: Record<string, readonly string[]> = {
+  client: ["get-seq", "get-100", "set-batch", "script-100"],
+  hit: ["hit-seq", "hit-100"],
+  cache: [...CACHE_SCENARIOS, ...CACHE_EXTRAS],
+};
+
 /** What each scenario means, for the table. */
 export const DESCRIPTIONS: Record<ScenarioName, string> = {
   "get-seq": "GET, sequential (1 in flight)",

@@ -10,14 +10,18 @@
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { getHeapSpaceStatistics } from "node:v8";
+import { type CacheName, openCache } from "./caches.ts";
 import { type ClientName, openClient } from "./clients.ts";
+import { type CoherenceTask, coherenceReader, coherenceWriter } from "./coherence.ts";
 import { prepareHit } from "./hit.ts";
-import { clientLoop, measure, type ScenarioName } from "./scenarios.ts";
+import { memoryWorker, type MemoryTask } from "./memory.ts";
+import { type CacheScenario, clientLoop, IN_FLIGHT, lanes, measure, type ScenarioName } from "./scenarios.ts";
 
 /** What the parent asks of a worker. */
 export interface WorkerTask {
-  client: ClientName | "pipeline" | "raw-get";
-  scenario: ScenarioName;
+  /** A cache name (see caches.ts) when `scenario` is a cache scenario. */
+  client: ClientName | "pipeline" | "raw-get" | CacheName;
+  scenario: ScenarioName | CacheScenario;
   url: string;
   warmupMs: number;
   durationMs: number;
@@ -29,7 +33,7 @@ export interface WorkerTask {
 /** What a worker reports. */
 export interface WorkerResult {
   client: WorkerTask["client"];
-  scenario: ScenarioName;
+  scenario: WorkerTask["scenario"];
   runtime: "node" | "bun";
   ops: number;
   elapsedMs: number;
@@ -45,6 +49,8 @@ export interface WorkerResult {
   /** V8 heap spaces' physical sizes at the end, in bytes (Node only): where the peak went. */
   heapSpaces?: Record<string, number> | undefined;
   layers?: string[];
+  /** How a cache of the cache-level table was configured. */
+  config?: string;
   error?: string;
 }
 
@@ -70,6 +76,23 @@ function rss(field: "VmHWM" | "VmRSS"): number {
 
 async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult> {
   const base = { client: task.client, scenario: task.scenario, runtime, baseRssBytes };
+  if (task.scenario === "cache-100" || task.scenario === "cache-seq") {
+    const cache = await openCache(task.client as CacheName, task.url);
+    const inFlight = task.scenario === "cache-seq" ? 1 : IN_FLIGHT;
+    const loadsBefore = cache.loads();
+    const m = await measure(lanes(inFlight, (i) => cache.get(i)), task.warmupMs, task.durationMs, task.serverPid);
+    const extra = cache.loads() - loadsBefore;
+    await cache.close();
+    if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
+    return {
+      ...base,
+      ...m,
+      opsPerSec: (m.ops * 1000) / m.elapsedMs,
+      peakRssBytes: rss("VmHWM"),
+      heapSpaces: heapSpaces(),
+      config: cache.config,
+    };
+  }
   if (task.client === "pipeline" || task.client === "raw-get") {
     const hit = await prepareHit(task.client, task.url, task.scenario === "hit-seq" ? 1 : 100);
     const loadsBefore = hit.loads();
@@ -86,7 +109,7 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
       layers: hit.layers,
     };
   }
-  const client = await openClient(task.client, task.url, task.resp);
+  const client = await openClient(task.client as ClientName, task.url, task.resp);
   const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs, task.serverPid);
   await client.close();
   return {
@@ -99,7 +122,19 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
 }
 
 const baseRssBytes = rss("VmRSS");
-const task = JSON.parse(process.argv[2] ?? "{}") as WorkerTask;
+const raw = JSON.parse(process.argv[2] ?? "{}") as WorkerTask | CoherenceTask | MemoryTask;
+if ("kind" in raw) {
+  // The coherence roles talk to the parent line by line; the memory worker prints one JSON line.
+  try {
+    if (raw.kind === "coherence") await (raw.role === "reader" ? coherenceReader(raw) : coherenceWriter(raw));
+    else process.stdout.write(JSON.stringify(await memoryWorker(raw)) + "\n");
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stdout.write(raw.kind === "coherence" ? `error ${message}\n` : JSON.stringify({ error: message }) + "\n");
+  }
+  process.exit(0);
+}
+const task = raw;
 let result: WorkerResult;
 try {
   result = await run(task, baseRssBytes);

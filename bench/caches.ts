@@ -1,0 +1,446 @@
+/**
+ * The cache-level table: one adapter per cache, each configured the way its
+ * own docs make it fastest, all answering `get(i)` for the same 1,000 keys
+ * with the same ~120-byte JSON values. Every adapter first fills its keys
+ * through its own `get(key, loader)` (the loader runs once per key there),
+ * then checks one value, then only hits are measured: the worker fails if the
+ * loader runs again.
+ *
+ * herdless rows use one RESP3 connection (`connect({ url, resp: 3 })`, as the
+ * README's examples and `near()` need); `BENCH_HERDLESS_RESP=2` measures the
+ * rows without `near()` over RESP2 instead.
+ *
+ * @module
+ */
+import process from "node:process";
+import * as cacheModule from "herdless:cache";
+import { connect, type RedisClient } from "../resp/mod.ts";
+
+/** The caches of the cache-level table, in the order they run and print. */
+export const CACHES = [
+  "raw-get",
+  "cl",
+  "full",
+  "near-cl",
+  "near-full",
+  "node-redis-csc",
+  "bento-l1l2",
+  "bento-l2",
+  "cachified",
+] as const;
+export type CacheName = (typeof CACHES)[number];
+
+/** What each row is, for the table. */
+export const CACHE_LABELS: Record<CacheName, string> = {
+  "raw-get": 'herdless raw `send(["GET", key])` + JSON.parse',
+  cl: "herdless `pipeline(coalesce(), lease())`",
+  full: "herdless full pipeline",
+  "near-cl": "herdless `pipeline(near(), coalesce(), lease())`",
+  "near-full": "herdless `near()` + full pipeline",
+  "node-redis-csc": "node-redis 5 `clientSideCache` (RESP3 tracking)",
+  "bento-l1l2": "Bentocache 1.6, memory L1 + Redis L2 + bus",
+  "bento-l2": "Bentocache 1.6, Redis only (L2)",
+  cachified: "cachified 5.6 over node-redis",
+};
+
+/** The herdless rows that need `near()` (and so client tracking). */
+export const NEAR_CACHES: readonly CacheName[] = ["near-cl", "near-full"];
+
+/** Distinct keys read. */
+export const CACHE_KEYS = 1_000;
+/** Encoded size of every value, in bytes. */
+export const CACHE_VALUE_BYTES = 120;
+/** Entries live this long: nothing expires during a run. */
+export const CACHE_TTL_MS = 600_000;
+
+export interface Item {
+  id: number;
+  sku: string;
+  name: string;
+  price: number;
+  stock: number;
+  tags: string[];
+  pad: string;
+}
+
+/** Value `i`: a small JSON object whose encoding is exactly {@linkcode CACHE_VALUE_BYTES} bytes. */
+export function cacheValue(i: number, bytes = CACHE_VALUE_BYTES): Item {
+  const n = String(i).padStart(6, "0");
+  const v: Item = {
+    id: i,
+    sku: `SKU-${n}`,
+    name: `item ${n}`,
+    price: 1000 + (i % 9000),
+    stock: i % 97,
+    tags: ["bench", "hot"],
+    pad: "",
+  };
+  const missing = bytes - JSON.stringify(v).length;
+  if (missing < 0) {
+    throw new RangeError(
+      `a value cannot be smaller than ${bytes - missing} bytes`,
+    );
+  }
+  v.pad = "x".repeat(missing);
+  return v;
+}
+
+/** One cache under test: `get(i)` hits key `i % CACHE_KEYS`. */
+export interface BenchCache {
+  get(i: number): Promise<unknown>;
+  /** Loader calls so far. */
+  loads(): number;
+  /** What it is, as configured (printed once with the table). */
+  config: string;
+  close(): Promise<void>;
+}
+
+type Factory = (options?: Record<string, unknown>) => unknown;
+interface HerdlessCache {
+  get(identity: string, loader: () => unknown): Promise<unknown>;
+  set(
+    identity: string,
+    value: unknown,
+    options?: { ttlMs?: number },
+  ): Promise<void>;
+  invalidate(identity: string): Promise<void>;
+  stats(): Record<string, number>;
+  close(): Promise<void>;
+}
+interface HerdlessModule {
+  unavailable?: string;
+  pipeline?: (
+    options: Record<string, unknown>,
+    ...strategies: unknown[]
+  ) => HerdlessCache;
+  [factory: string]: unknown;
+}
+
+const mod = cacheModule as unknown as HerdlessModule;
+
+/** The full pipeline's layers, outermost first (the order the README shows). */
+export const FULL: readonly [string, Record<string, unknown> | undefined][] = [
+  ["swr", { staleMs: 60_000 }],
+  ["xfetch", undefined],
+  ["coalesce", undefined],
+  ["lease", undefined],
+  ["jitter", { spreadMs: 1_000 }],
+  ["limit", { concurrency: 64 }],
+];
+export const CL: typeof FULL = [["coalesce", undefined], ["lease", undefined]];
+export const NEAR: [string, Record<string, unknown>] = ["near", {
+  maxEntries: 10_000,
+}];
+
+/** `name(options)` for each layer, as printed. */
+export function describeLayers(
+  layers: readonly [string, Record<string, unknown> | undefined][],
+): string {
+  return layers.map(([n, o]) =>
+    `${n}(${o === undefined ? "" : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")})`
+  ).join(", ");
+}
+
+/** The herdless strategies of `layers`, or why one of them is missing. */
+function strategies(
+  layers: readonly [string, Record<string, unknown> | undefined][],
+): unknown[] {
+  return layers.map(([name, options]) => {
+    const factory = mod[name];
+    if (typeof factory !== "function") {
+      throw new Error(`not available: the cache module exports no ${name}()`);
+    }
+    return options === undefined ? (factory as Factory)() : (factory as Factory)(options);
+  });
+}
+
+/**
+ * Build a herdless pipeline over `redis`, turning a refusal at build time
+ * (`near()` over a client without tracking) into "not available: reason".
+ */
+export function herdlessPipeline(
+  redis: RedisClient,
+  namespace: string,
+  layers: readonly [string, Record<string, unknown> | undefined][],
+  extra: Record<string, unknown> = {},
+): HerdlessCache {
+  if (typeof mod.pipeline !== "function") {
+    throw new Error(
+      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
+    );
+  }
+  const s = strategies(layers);
+  try {
+    return mod.pipeline(
+      { redis, ttlMs: CACHE_TTL_MS, namespace, ...extra },
+      ...s,
+    );
+  } catch (error) {
+    throw new Error(
+      `not available: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+    );
+  }
+}
+
+/**
+ * Why `near()` cannot be measured against `url` (probed once by the parent,
+ * so near rows say why instead of failing one worker at a time), or
+ * undefined when it can.
+ */
+export async function nearUnavailable(
+  url: string,
+): Promise<string | undefined> {
+  const redis = await connect({ url, resp: 3 });
+  try {
+    const cache = herdlessPipeline(redis, "bench:probe", [NEAR]);
+    await cache.close();
+    return undefined;
+  } catch (error) {
+    return (error instanceof Error ? error.message : String(error)).replace(
+      /^not available: /,
+      "",
+    );
+  } finally {
+    await redis.close();
+  }
+}
+
+/** The protocol of the herdless rows without `near()`: 3 unless `BENCH_HERDLESS_RESP=2`. */
+export function herdlessResp(): 2 | 3 {
+  return process.env.BENCH_HERDLESS_RESP === "2" ? 2 : 3;
+}
+
+const keyOf = (prefix: string) => Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
+const FILL_AT_ONCE = 32;
+
+/** Run `get` once per key to fill, `FILL_AT_ONCE` at a time, then check that key 7 reads back value 7. */
+async function fill(c: BenchCache): Promise<BenchCache> {
+  for (let i = 0; i < CACHE_KEYS; i += FILL_AT_ONCE) {
+    const batch: Promise<unknown>[] = [];
+    for (let j = i; j < Math.min(CACHE_KEYS, i + FILL_AT_ONCE); j++) {
+      batch.push(c.get(j));
+    }
+    await Promise.all(batch);
+  }
+  const got = JSON.stringify(await c.get(7));
+  const want = JSON.stringify(cacheValue(7));
+  if (got !== want) {
+    throw new Error(`value 7 reads back as ${got}, not ${want}`);
+  }
+  return c;
+}
+
+/** Open, configure and fill one cache. */
+export async function openCache(
+  name: CacheName,
+  url: string,
+): Promise<BenchCache> {
+  const values = Array.from({ length: CACHE_KEYS }, (_, i) => cacheValue(i));
+  let loads = 0;
+  const loaderFor = (i: number) => () => {
+    loads++;
+    return values[i]!;
+  };
+  const loaders = values.map((_, i) => loaderFor(i));
+  const counted = { loads: () => loads };
+
+  switch (name) {
+    case "raw-get": {
+      // The floor every cache is measured against: one GET of the plain JSON, one parse.
+      const redis = await connect({ url, resp: herdlessResp() });
+      const keys = keyOf("bench:cache:raw:");
+      return await fill({
+        ...counted,
+        config: `connect({ resp: ${herdlessResp()} }); send(["GET", key]) then JSON.parse; a miss loads and SETs PX`,
+        async get(i) {
+          const k = i % CACHE_KEYS;
+          const raw = await redis.send(["GET", keys[k]!]);
+          if (raw !== null) return JSON.parse(raw as string);
+          const v = loaders[k]!();
+          await redis.send([
+            "SET",
+            keys[k]!,
+            JSON.stringify(v),
+            "PX",
+            CACHE_TTL_MS,
+          ]);
+          return v;
+        },
+        close: () => redis.close(),
+      });
+    }
+    case "cl":
+    case "full":
+    case "near-cl":
+    case "near-full": {
+      const isNear = name.startsWith("near-");
+      const layers = name.endsWith("cl") ? CL : FULL;
+      const all = isNear ? [NEAR, ...layers] : layers;
+      const resp = isNear ? 3 : herdlessResp();
+      const redis = await connect({ url, resp });
+      let cache: HerdlessCache;
+      try {
+        cache = herdlessPipeline(redis, `bench:cache:${name}`, all);
+      } catch (error) {
+        await redis.close();
+        throw error;
+      }
+      const ids = keyOf("item:");
+      const c = await fill({
+        ...counted,
+        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
+          describeLayers(all)
+        }); get("item:<i>", loader)`,
+        get: (i) => {
+          const k = i % CACHE_KEYS;
+          return cache.get(ids[k]!, loaders[k]!);
+        },
+        close: async () => {
+          await cache.close();
+          await redis.close();
+        },
+      });
+      if (isNear) {
+        // Reads after the fill are what put entries near; one more pass must be all near hits.
+        for (let i = 0; i < CACHE_KEYS; i++) await c.get(i);
+        const before = cache.stats().nearHits ?? 0;
+        for (let i = 0; i < CACHE_KEYS; i++) await c.get(i);
+        const nearHits = (cache.stats().nearHits ?? 0) - before;
+        if (nearHits < CACHE_KEYS) {
+          throw new Error(
+            `near() served ${nearHits} of ${CACHE_KEYS} warm reads from memory: not a near-hit path`,
+          );
+        }
+      }
+      return c;
+    }
+    case "node-redis-csc":
+    case "cachified": {
+      const { createClient } = await import("redis");
+      const csc = name === "node-redis-csc";
+      // clientSideCache: unlimited entries, no local TTL, FIFO (LRU re-inserts into its Map on every hit),
+      // no stats: the cheapest hit its options allow. Only RESP3 can carry the invalidations.
+      const options = csc
+        ? {
+          url,
+          RESP: 3 as const,
+          clientSideCache: {
+            ttl: 0,
+            maxEntries: 0,
+            evictPolicy: "FIFO" as const,
+            recordStats: false,
+          },
+        }
+        : { url };
+      const client = createClient(options);
+      client.on("error", (error: unknown) => console.error(`${name}:`, error));
+      await client.connect();
+      if (csc) {
+        const keys = keyOf("bench:cache:csc:");
+        return await fill({
+          ...counted,
+          config:
+            'createClient({ RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0, evictPolicy: "FIFO", recordStats: false } }); get(key) then JSON.parse; a miss loads and SETs PX',
+          async get(i) {
+            const k = i % CACHE_KEYS;
+            const raw = await client.get(keys[k]!);
+            if (raw !== null) return JSON.parse(raw as string);
+            const v = loaders[k]!();
+            await client.set(keys[k]!, JSON.stringify(v), { PX: CACHE_TTL_MS });
+            return v;
+          },
+          close: () => client.quit().then(() => undefined),
+        });
+      }
+      const { cachified } = await import("@epic-web/cachified");
+      const { redisCacheAdapter } = await import("cachified-redis-adapter");
+      const adapter = redisCacheAdapter(client as never);
+      const keys = keyOf("bench:cache:cachified:");
+      return await fill({
+        ...counted,
+        config:
+          "cachified({ cache: redisCacheAdapter(createClient()), key, ttl: 600000, getFreshValue }) (the adapter its README lists for node-redis: GET + JSON.parse of { metadata, value })",
+        get(i) {
+          const k = i % CACHE_KEYS;
+          return cachified({
+            cache: adapter,
+            key: keys[k]!,
+            ttl: CACHE_TTL_MS,
+            getFreshValue: loaders[k]!,
+          });
+        },
+        close: () => client.quit().then(() => undefined),
+      });
+    }
+    case "bento-l1l2":
+    case "bento-l2": {
+      const { BentoCache, bentostore } = await import("bentocache");
+      const { memoryDriver } = await import("bentocache/drivers/memory");
+      const { redisDriver, redisBusDriver } = await import(
+        "bentocache/drivers/redis"
+      );
+      const { Redis } = await import("ioredis");
+      const u = new URL(url);
+      // What REDIS_URL may carry (ioredis takes options, the bus driver too): host, port, credentials, database.
+      const connection = {
+        host: u.hostname,
+        port: Number(u.port || 6379),
+        ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+        ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+        db: Number(u.pathname.slice(1) || 0),
+      };
+      // ioredis' auto-pipelining (its docs: for many concurrent commands) sends the commands of a tick in one
+      // write; without it every GET is its own write. BENCH_BENTO_AUTOPIPELINING=0 measures without.
+      const autoPipelining = process.env.BENCH_BENTO_AUTOPIPELINING !== "0";
+      const ioredis = new Redis({
+        ...connection,
+        enableAutoPipelining: autoPipelining,
+        lazyConnect: true,
+      });
+      await ioredis.connect();
+      const tiered = name === "bento-l1l2";
+      let store = bentostore();
+      if (tiered) {
+        store = store.useL1Layer(
+          memoryDriver({ maxItems: 10_000, serialize: false }),
+        );
+      }
+      store = store.useL2Layer(
+        redisDriver({ connection: ioredis, prefix: `bench:cache:${name}` }),
+      );
+      if (tiered) store = store.useBus(redisBusDriver({ connection }));
+      const bento = new BentoCache({
+        default: "cache",
+        stores: { cache: store },
+      });
+      const cache = bento.use("cache");
+      // 1.6.1 fails reading an L2 entry back into an L1 built with serialize: false ("Cannot read properties of
+      // undefined (reading 'deserialize')", Bentocache #111): start from an empty L2, so the fill goes through the
+      // factory and every measured hit is an L1 hit, its fastest path.
+      if (tiered) await cache.clear();
+      const keys = keyOf("item:");
+      return await fill({
+        ...counted,
+        config: `new BentoCache({ stores: { cache: bentostore()${
+          tiered ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))" : ""
+        }.useL2Layer(redisDriver({ connection: new Redis({ enableAutoPipelining: ${autoPipelining} }) }))${
+          tiered ? ".useBus(redisBusDriver({ connection }))" : ""
+        } } }).use("cache").getOrSet({ key, factory, ttl: 600000 })${
+          tiered ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)" : ""
+        }`,
+        get(i) {
+          const k = i % CACHE_KEYS;
+          return cache.getOrSet({
+            key: keys[k]!,
+            factory: loaders[k]!,
+            ttl: CACHE_TTL_MS,
+          });
+        },
+        close: async () => {
+          await bento.disconnectAll();
+          ioredis.disconnect();
+        },
+      });
+    }
+  }
+}
