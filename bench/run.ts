@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import { connect } from "../resp/mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache-report.ts";
-import { CACHES, type CacheName, NEAR_CACHES, nearUnavailable } from "./caches.ts";
+import { type CacheName, CACHES, NEAR_CACHES, nearUnavailable } from "./caches.ts";
 import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
 import { pipelineUnavailable } from "./hit.ts";
 import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
@@ -487,7 +487,9 @@ async function measureCoherence(
     log(
       `coherence ${variant}: ${
         r.error ??
-          `${r.lagUs.length} observed, p50 ${us(r.lagUs[r.lagUs.length >> 1])}, max ${us(r.lagUs.at(-1))}, ${r.timeouts} timeouts, clock check ${r.clockCheck}`
+          `${r.lagUs.length} observed, p50 ${us(r.lagUs[r.lagUs.length >> 1])}, max ${
+            us(r.lagUs.at(-1))
+          }, ${r.timeouts} timeouts, clock check ${r.clockCheck}`
       }`,
     );
     coherence.push(r);
@@ -520,7 +522,9 @@ async function measureMemory(
 
 function runMemory(task: MemoryTask, pin: boolean): Promise<MemoryResult> {
   const args = ["--expose-gc", workerPath, JSON.stringify(task)];
-  const [cmd, argv] = pin && hasTaskset ? ["taskset", ["-c", "1", process.execPath, ...args]] : [process.execPath, args];
+  const [cmd, argv] = pin && hasTaskset
+    ? ["taskset", ["-c", "1", process.execPath, ...args]]
+    : [process.execPath, args];
   return new Promise((resolve) => {
     const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

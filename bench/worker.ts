@@ -12,9 +12,9 @@ import process from "node:process";
 import { getHeapSpaceStatistics } from "node:v8";
 import { type CacheName, openCache } from "./caches.ts";
 import { type ClientName, openClient } from "./clients.ts";
-import { type CoherenceTask, coherenceReader, coherenceWriter } from "./coherence.ts";
+import { coherenceReader, type CoherenceTask, coherenceWriter } from "./coherence.ts";
 import { prepareHit } from "./hit.ts";
-import { memoryWorker, type MemoryTask } from "./memory.ts";
+import { type MemoryTask, memoryWorker } from "./memory.ts";
 import { type CacheScenario, clientLoop, IN_FLIGHT, lanes, measure, type ScenarioName } from "./scenarios.ts";
 
 /** What the parent asks of a worker. */

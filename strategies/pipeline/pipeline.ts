@@ -22,6 +22,16 @@ import { warm } from "./warm.ts";
 export type { Cache, GetOptions, PipelineOptions } from "./cache.ts";
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_OPTIONS: GetOptions = Object.freeze({});
+const NO_HIT = Symbol("no near hit");
+const defaultCalls = new Map<number, { timeoutMs: undefined; ttlMs: number; tags: readonly string[] }>();
+
+// The call options of a call that gave none, one frozen object per TTL.
+function DEFAULT_CALL(ttlMs: number) {
+  let call = defaultCalls.get(ttlMs);
+  if (call === undefined) defaultCalls.set(ttlMs, call = Object.freeze({ timeoutMs: undefined, ttlMs, tags: NO_TAGS }));
+  return call;
+}
 
 /**
  * Compose strategies into a cache. The first strategy is the outermost fill
@@ -73,23 +83,65 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
-    return this.#run(async () => {
+    // The hot path: a call without options whose entry the near tier holds
+    // is answered without an await, a closure or an allocation of its own.
+    if (options === undefined && this.#core.local !== undefined && this.#closing === undefined) {
+      let keys: Keys;
+      try {
+        keys = this.#core.keys(identity);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const hit = this.#nearHit(keys, identity, loader as Loader<unknown>);
+      if (hit !== NO_HIT) return Promise.resolve(hit as T);
+    }
+    return this.#getSlow(identity, loader, options);
+  }
+
+  // A judged near entry that needs no load: its value (a refresh it calls
+  // for starts in the background), or NO_HIT to take the general path.
+  #nearHit(keys: Keys, identity: Identity, loader: Loader<unknown>): unknown {
+    const core = this.#core;
+    if (typeof loader !== "function" || core.ready() !== undefined) return NO_HIT;
+    const entry = core.reader.near(keys.data);
+    if (entry === undefined) return NO_HIT;
+    const verdict = core.verdict(entry);
+    if (verdict.kind === "miss") return NO_HIT;
+    const key = keys.data;
+    core.rec.mark("near-hit", key);
+    core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+    if (verdict.kind !== "hit") {
+      this.#refresh(keys, identity, loader, DEFAULT_CALL(core.ttlMs), entry, verdict.kind === "refresh");
+    }
+    return entry.value;
+  }
+
+  async #getSlow(identity: Identity, loader: Loader<T>, options: GetOptions | undefined): Promise<T> {
+    if (this.#closing !== undefined) throw closedError();
+    this.#active++;
+    try {
       func("get", "loader", loader);
-      const o = optionsObject<GetOptions>("get", options);
-      const call = this.#callOptions("get", o);
+      const o = options === undefined ? NO_OPTIONS : optionsObject<GetOptions>("get", options);
+      const call = o === NO_OPTIONS ? DEFAULT_CALL(this.#core.ttlMs) : this.#callOptions("get", o);
       const keys = this.#core.keys(identity);
+      // Without a timeout the caller's own signal (or none) is all there is to obey.
+      if (call.timeoutMs === undefined) {
+        return (await this.#get(keys, identity, loader as Loader<unknown>, call, o.signal ?? NEVER)) as T;
+      }
       const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
       try {
         return (await this.#get(keys, identity, loader as Loader<unknown>, call, scope.signal)) as T;
       } catch (error) {
-        if (error === scope.timedOut && call.timeoutMs !== undefined) {
+        if (error === scope.timedOut) {
           this.#core.rec.emit({ type: "timeout", key: keys.data, waitedMs: call.timeoutMs });
         }
         throw error;
       } finally {
         scope.dispose();
       }
-    });
+    } finally {
+      if (--this.#active === 0) this.#idle?.();
+    }
   }
 
   async #get(

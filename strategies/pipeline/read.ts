@@ -45,8 +45,14 @@ const decoder = new TextDecoder();
 export class Reader {
   readonly #c: ReaderContext;
 
+  /** The options of a command without a caller's signal: one object for all. */
+  readonly #plain: { readonly timeoutMs: number };
+  readonly #plainBytes: { readonly timeoutMs: number; readonly buffers: true };
+
   constructor(context: ReaderContext) {
     this.#c = context;
+    this.#plain = Object.freeze({ timeoutMs: context.commandTimeoutMs });
+    this.#plainBytes = Object.freeze({ timeoutMs: context.commandTimeoutMs, buffers: true });
   }
 
   /**
@@ -82,20 +88,25 @@ export class Reader {
     };
   }
 
-  #near(key: string): Read | undefined {
-    const local = this.#c.local!;
-    const stored = local.get(key);
+  /**
+   * The near tier's current entry for `key`, judged now; `undefined` when
+   * it holds none, or one that is over or not known current (a clear() just
+   * invalidated the epoch: a remote read then reads the tokens too).
+   */
+  near(key: string): Entry | undefined {
+    const local = this.#c.local;
+    const stored = local?.get(key);
     if (stored === undefined) return undefined;
     const current = this.#c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
-    // Unknown tokens (a clear() just invalidated the epoch): read remotely,
-    // which reads them too.
     if (current === undefined) return undefined;
     const entry = current ? this.judge(key, stored) : undefined;
-    if (entry === undefined) {
-      local.delete(key);
-      return undefined;
-    }
-    return { extra: undefined, entry, near: true };
+    if (entry === undefined) local!.delete(key);
+    return entry;
+  }
+
+  #near(key: string): Read | undefined {
+    const entry = this.near(key);
+    return entry === undefined ? undefined : { extra: undefined, entry, near: true };
   }
 
   async #remote(keys: Keys, signal: AbortSignal | undefined, extra: readonly Arg[] | undefined): Promise<Read> {
@@ -103,19 +114,24 @@ export class Reader {
     const key = keys.data;
     // Once per server: the first read waits for its clock's first measurement.
     if (c.clock.at(key) === undefined) await c.clock.sync(key);
-    const options = { timeoutMs: c.commandTimeoutMs, signal: signal === NEVER ? undefined : signal };
+    const options = signal === NEVER || signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
     const marker = c.local === undefined ? undefined : c.tracker.begin(key);
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
     // Bytes only for a binary codec: text codecs take the client's string,
     // decoded once in the client, and the envelope header is read from it.
-    const value = c.redis.send(["GET", key], c.codec.binary ? { ...options, buffers: true } : options);
+    const value = c.redis.send(
+      ["GET", key],
+      !c.codec.binary ? options : options === this.#plain ? this.#plainBytes : { ...options, buffers: true },
+    );
     // Without tracking the epoch is not known between reads: it rides along.
     const epoch = c.tracker.active ? undefined : c.redis.send(["GET", c.versions.epochKey], options);
     let x: Reply | undefined;
     let raw: Reply;
     let epochNow: Reply | undefined;
     try {
-      [x, raw, epochNow] = await Promise.all([first, value, epoch]);
+      // The common case, one GET, awaits it alone.
+      if (first === undefined && epoch === undefined) raw = await value;
+      else [x, raw, epochNow] = await Promise.all([first, value, epoch]);
     } catch (error) {
       c.tracker.end(marker);
       // A key of another type (another writer's list or hash) is a foreign

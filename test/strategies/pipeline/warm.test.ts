@@ -59,19 +59,30 @@ Warm("warm() keeps going past a failure and reports it", async () => {
 
 Warm("warm() runs at most `concurrency` loads at once", async () => {
   const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, lease());
+  const total = 40;
   let inflight = 0;
   let peak = 0;
+  let started = 0;
+  let gate = deferred();
+  // Each load is held until three run at once (or the last ones started):
+  // a fourth could only start if warm() allowed more than three.
   const report = await cache.warm(
-    Array.from({ length: 40 }, (_, i) => `k${i}`),
+    Array.from({ length: total }, (_, i) => `k${i}`),
     async ({ identity }) => {
+      started++;
       peak = Math.max(peak, ++inflight);
-      await new Promise((r) => setImmediate(r));
+      const mine = gate.promise;
+      if (inflight === 3 || started === total) {
+        gate.resolve();
+        gate = deferred();
+      }
+      await mine;
       inflight--;
       return String(identity);
     },
     { concurrency: 3 },
   );
-  assert.equal(report, { loaded: 40, fresh: 0, failed: 0 });
+  assert.equal(report, { loaded: total, fresh: 0, failed: 0 });
   assert.is(peak, 3);
   await cache.close();
 });
