@@ -92,8 +92,9 @@ export function near(options?: NearOptions): NearStrategy {
     needsTracking: true,
     local: {
       get: (key) => tier.get(key),
-      set: (key, entry, deadline) =>
-        tier.set(key, entry, ttlMs === undefined ? deadline : Math.min(deadline, now() + ttlMs)),
+      // The entry's own lifetime is judged on every hit against the server
+      // clock; the tier keeps a deadline of its own only for `ttlMs`.
+      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? Infinity : now() + ttlMs),
       delete: (key) => tier.delete(key),
       clear: () => tier.clear(),
       get size() {
@@ -140,7 +141,7 @@ export class SieveTier {
   get(key: string): StoredEntry | undefined {
     const node = this.#map.get(key);
     if (node === undefined) return undefined;
-    if (this.#now() >= node.deadline) {
+    if (node.deadline !== Infinity && this.#now() >= node.deadline) {
       this.#remove(node);
       return undefined;
     }

@@ -47,6 +47,7 @@ export class ServerClock {
   readonly #c: ClockContext;
   readonly #nodeFor: ((key: string) => string | undefined) | undefined;
   readonly #estimates = new Map<string, Estimate>();
+  #single: Estimate | undefined;
 
   constructor(context: ClockContext) {
     this.#c = context;
@@ -59,7 +60,8 @@ export class ServerClock {
    * until that server's clock was measured once (await {@linkcode sync}).
    */
   at(key: string): number | undefined {
-    const estimate = this.#estimates.get(this.#node(key));
+    // One server (no nodeFor): no lookup by node.
+    const estimate = this.#nodeFor === undefined ? this.#single : this.#estimates.get(this.#node(key));
     if (estimate === undefined) return undefined;
     const local = this.#c.now();
     if (local - estimate.at > REMEASURE_MS && estimate.measuring === undefined) {
@@ -84,6 +86,7 @@ export class ServerClock {
     if (pending !== undefined) return pending;
     const first = this.#measure(key, undefined).then((e) => {
       this.#estimates.set(node, e);
+      if (this.#nodeFor === undefined) this.#single = e;
     }).finally(() => this.#first.delete(node));
     this.#first.set(node, first);
     return first;
