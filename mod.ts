@@ -46,6 +46,8 @@ export {
   type ReplyMap,
   Script,
   type SendOptions,
+  type TrackingClient,
+  type TrackingListener,
 } from "./resp/mod.ts";
 export {
   type BunRedisClient,

@@ -175,7 +175,8 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * @example
    * ```ts
    * import { connectCluster } from "@herdless/herdless";
-   * const cluster = await connectCluster({ seeds: [process.env.REDIS_CLUSTER_SEED ?? "127.0.0.1:7000"], resp: 3 });
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster({ seeds, resp: 3 });
    * const stop = await cluster.track({ invalidate: (keys) => console.log(keys), reset: (why) => console.log(why) });
    * stop();
    * await cluster.close();

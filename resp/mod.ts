@@ -28,7 +28,7 @@ export {
   RedisReplyError,
   TimeoutError,
 } from "./errors.ts";
-export type { Arg, RedisLike, Reply, ReplyMap, SendOptions } from "./types.ts";
+export type { Arg, RedisLike, Reply, ReplyMap, SendOptions, TrackingClient, TrackingListener } from "./types.ts";
 export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
 export {

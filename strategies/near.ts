@@ -24,10 +24,15 @@ export interface NearOptions {
 
 /** The strategy {@linkcode near} returns, with its settings. */
 export interface NearStrategy extends Strategy {
+  /** Always `"near"`. */
   readonly name: "near";
+  /** The `maxEntries` option. */
   readonly maxEntries: number;
+  /** The `maxBytes` option; `undefined`: no byte bound. */
   readonly maxBytes: number | undefined;
+  /** The `ttlMs` option; `undefined`: entries stay until invalidated, evicted or over. */
   readonly ttlMs: number | undefined;
+  /** The tier itself (what the pipeline consults and keeps coherent). */
   readonly local: LocalTier;
 }
 
@@ -70,7 +75,8 @@ interface Node {
  * import { coalesce, connect, lease, near, pipeline } from "@herdless/herdless";
  * const redis = await connect({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", resp: 3 });
  * const cache = pipeline({ redis, ttlMs: 60_000 }, near({ maxEntries: 50_000 }), coalesce(), lease());
- * await cache.get("config", () => ({ theme: "dark" }));
+ * await cache.get("config", () => ({ theme: "dark" })); // loaded and published
+ * await cache.get("config", () => ({ theme: "dark" })); // read from Redis once, kept near
  * await cache.get("config", () => ({ theme: "dark" })); // from memory: nothing sent to Redis
  * console.log(cache.stats().nearHits); // 1
  * await cache.close();

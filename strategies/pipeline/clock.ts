@@ -78,9 +78,9 @@ export class ServerClock {
   }
 
   /** Measure the clock of the server that holds `key`, unless it was already. */
-  async sync(key: string): Promise<void> {
+  sync(key: string): Promise<void> {
     const node = this.#node(key);
-    if (this.#estimates.has(node)) return;
+    if (this.#estimates.has(node)) return Promise.resolve();
     // Callers racing for a first measurement share it.
     const pending = this.#first.get(node);
     if (pending !== undefined) return pending;

@@ -146,7 +146,7 @@ export class Core {
       accepts,
       degrade,
     };
-    const publisher = (this.publisher = new Publisher({
+    this.publisher = new Publisher({
       redis,
       codec,
       negativeTtlMs,
@@ -159,10 +159,10 @@ export class Core {
       now,
       emit,
       reread: async (keys) => (await reader.read(keys, undefined)).entry,
-    }));
+    });
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.ttlMs);
-    const load = (this.load = composeLoad(strategies));
+    this.load = composeLoad(strategies);
     this.chain = compose(strategies);
     // Claimed only once the cache exists: a pipeline that failed to build
     // (a jitter spread above its TTL) leaves its strategies reusable.

@@ -477,7 +477,6 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
   const gate = deferred();
   const { adapter, reading } = holdFirstGet(gate.promise);
   const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, swr({ staleMs: 60_000 }));
-  const data = cache.keys("k").data;
   // Past its fresh window, well inside its stale one: served stale and refreshed.
   // (planted through the real client: the adapter holds its first GET.)
   await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });

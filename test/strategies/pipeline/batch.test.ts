@@ -84,9 +84,9 @@ Many("getMany() with half the identities fresh loads the other half in one loadM
 Many("getMany() reads and loads a duplicate once, and returns undefined for not found", async () => {
   const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), negativeTtlMs: 10_000 }, lease());
   const batches: Identity[][] = [];
-  const values = await cache.getMany(["a", ["b", 1], "a", "gone", ["b", 1]], async (missing) => {
+  const values = await cache.getMany(["a", ["b", 1], "a", "gone", ["b", 1]], (missing) => {
     batches.push([...missing]);
-    return missing.map((m) => (m === "gone" ? undefined : JSON.stringify(m)));
+    return Promise.resolve(missing.map((m) => (m === "gone" ? undefined : JSON.stringify(m))));
   });
   assert.equal(values, ['"a"', '["b",1]', '"a"', undefined, '["b",1]']);
   assert.equal(batches, [["a", ["b", 1], "gone"]]);
@@ -100,7 +100,7 @@ Many(
   async () => {
     const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
     await rejects(
-      () => cache.getMany(["a", "b", "c"], async () => ["only one"]),
+      () => cache.getMany(["a", "b", "c"], () => Promise.resolve(["only one"])),
       TypeError,
       "Cannot getMany: loadMany resolved 1 values for 3 identities; nothing was cached",
     );
@@ -112,7 +112,7 @@ Many(
       );
     }
     await rejects(
-      () => cache.getMany(["a"], async () => "nope" as never),
+      () => cache.getMany(["a"], () => Promise.resolve("nope" as never)),
       TypeError,
       "Cannot getMany: loadMany resolved a string for 1 identities; nothing was cached",
     );
@@ -241,7 +241,7 @@ Many("two OS processes calling getMany on overlapping sets load each identity ex
 Many("getMany() validates its arguments", async () => {
   const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
   await rejects(
-    () => cache.getMany("a" as never, async () => []),
+    () => cache.getMany("a" as never, () => Promise.resolve([])),
     TypeError,
     "Cannot getMany: 'identities' must be an array, got string",
   );
@@ -251,11 +251,11 @@ Many("getMany() validates its arguments", async () => {
     "Cannot getMany: 'loadMany' must be a function, got string",
   );
   await rejects(
-    () => cache.getMany([""], async () => []),
+    () => cache.getMany([""], () => Promise.resolve([])),
     TypeError,
     'Cannot derive keys: the identity must be a non-empty string or a non-empty array of strings and finite numbers, got ""',
   );
-  assert.equal(await cache.getMany([], async () => []), []);
+  assert.equal(await cache.getMany([], () => Promise.resolve([])), []);
   await cache.close();
 });
 
