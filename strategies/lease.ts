@@ -109,7 +109,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     }
   }
 
-  async function own(c: CacheContext, next: Fill, req: FillRequest, token: string): Promise<Outcome> {
+  async function own(c: CacheContext, next: Fill, req: FillRequest, token: string, takenAt: number): Promise<Outcome> {
     let timer: ReturnType<typeof setInterval> | undefined;
     if (renew) {
       timer = setInterval(function renewHeldLease() {
@@ -123,11 +123,23 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     try {
       // The guard is the hook through which the publish step checks the
       // lease: stored only while our token still holds it, dropped with it.
-      const extend = (ms: number) =>
-        renewLease(c.redis, { keys: req.keys, token, leaseMs: Math.max(leaseMs, ms) }, {
-          timeoutMs: c.commandTimeoutMs,
-        });
-      outcome = await next({ ...req, guard: { key: req.keys.lease, token, extend } });
+      const guard = {
+        key: req.keys.lease,
+        token,
+        leaseMs,
+        expiresAt: takenAt + leaseMs,
+        extend: (ms: number) => {
+          const span = Math.max(leaseMs, ms);
+          const sent = c.now();
+          return renewLease(c.redis, { keys: req.keys, token, leaseMs: span }, { timeoutMs: c.commandTimeoutMs }).then(
+            (held) => {
+              if (held) guard.expiresAt = sent + span;
+              return held;
+            },
+          );
+        },
+      };
+      outcome = await next({ ...req, guard });
       return outcome;
     } finally {
       clearInterval(timer);
@@ -169,6 +181,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
               // No signal on this read: a SET NX aborted after it was written
               // could hold a lease nobody knows about until it expires.
               let read;
+              const takenAt = c.now();
               try {
                 read = await c.read(req.keys, undefined, ["SET", req.keys.lease, token, "NX", "PX", leaseMs]);
               } catch (error) {
@@ -178,7 +191,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                 if (!c.degrade(key, error)) throw error;
                 const { entry } = await c.read(req.keys, req.signal);
                 if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
-                return await next({ ...req });
+                return await next({ ...req, degraded: true });
               }
               const { extra, entry } = read;
               if (extra === "OK") {
@@ -189,7 +202,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                   // Published between our first read and the lease: never load twice.
                   return { from: "cache", value: entry!.value, published: false };
                 }
-                return await own(c, next, req, token);
+                return await own(c, next, req, token, takenAt);
               }
               if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
               if (req.background) return { from: "skipped", value: undefined, published: false };

@@ -141,6 +141,11 @@ export interface FillRequest {
    * for this one; a strategy that waits without calling it only delays the batch.
    */
   readonly waiting?: () => void;
+  /**
+   * Set by a strategy that already counted this request as `degraded`
+   * (Redis refused its write): the publication failing the same way is not counted again.
+   */
+  readonly degraded?: boolean;
   /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
   readonly seen: Entry | undefined;
   /**
@@ -166,6 +171,10 @@ export interface PublishGuard {
    * reach the server); resolves `false` when it is already lost.
    */
   readonly extend?: (ms: number) => Promise<boolean>;
+  /** When the guard lapses unless extended, on the cache's clock (`now`), if known. */
+  readonly expiresAt?: number;
+  /** The guard's usual lifetime in ms (the lease's `leaseMs`), if it has one. */
+  readonly leaseMs?: number;
 }
 
 /** How a fill ended. */

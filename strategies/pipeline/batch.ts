@@ -210,20 +210,26 @@ class Batch {
       })
     );
     for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
-    const started = core.now();
+    let started = core.now();
     try {
       if (this.#call.closing() && !this.#background) throw closedError();
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
       const stamp = await core.versions.stamp(this.#call.tags);
-      for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
+      // Loads start when loadMany is called, past the load hooks (limit()).
+      let began = false;
       try {
         values = await runBatchOrigin(
           core.load,
           { keys, signal: controller.signal, background: this.#background },
-          () => this.#call.loadMany(identities, { signal: controller.signal }),
+          () => {
+            began = true;
+            started = core.now();
+            for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
+            return this.#call.loadMany(identities, { signal: controller.signal });
+          },
         );
         if (!Array.isArray(values) || values.length !== wave.length) {
           throw new TypeError(
@@ -233,7 +239,9 @@ class Batch {
           );
         }
       } catch (error) {
-        for (const key of keys) core.rec.emit({ type: "load-end", key, durationMs: core.now() - started, error });
+        if (began) {
+          for (const key of keys) core.rec.emit({ type: "load-end", key, durationMs: core.now() - started, error });
+        }
         throw error;
       }
       const loadMs = Math.max(0, Math.ceil(core.now() - started));

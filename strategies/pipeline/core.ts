@@ -117,7 +117,19 @@ export class Core {
     const emit = (event: CacheEvent) => this.rec.emit(event);
     this.background = new Background(cap === Infinity ? 16 : cap, emit);
     const channel = (this.channel = `${this.namespace}:published`);
-    const versions = (this.versions = new Versions({ redis, namespace: this.namespace, tracker, commandTimeoutMs }));
+    const degrade = (key: string, error: unknown) => {
+      if (!failOpen || !isWriteRefusal(error)) return false;
+      emit({ type: "degraded", key, error });
+      return true;
+    };
+    const versions = (this.versions = new Versions({
+      redis,
+      namespace: this.namespace,
+      tracker,
+      commandTimeoutMs,
+      // Not counted here: the get it serves is counted once, where its write is refused.
+      servesThrough: (error) => failOpen && isWriteRefusal(error),
+    }));
     const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
     if (local !== undefined) this.#keepCoherent(local);
     const reader =
@@ -127,11 +139,6 @@ export class Core {
       : wakeupSource === "auto"
       ? (tracker.wanted ? new TrackedWakeups(tracker) : POLLING)
       : new ChannelWakeups({ wakeups: wakeupSource, redis, channel, commandTimeoutMs, now });
-    const degrade = (key: string, error: unknown) => {
-      if (!failOpen || !isWriteRefusal(error)) return false;
-      emit({ type: "degraded", key, error });
-      return true;
-    };
     const context: CacheContext = {
       redis,
       namespace: this.namespace,

@@ -47,6 +47,8 @@ interface Stored {
 // purpose (a loaded 1 Gbit/s link shared with others).
 const BYTES_PER_MS = 10_000;
 const LARGE = 1 << 20;
+// Values at least this long may take a while to encode (and to copy into the envelope).
+const SLOW_ENCODE_LENGTH = 1 << 18;
 
 /** Loads and publishes the values of one cache. */
 export class Publisher {
@@ -67,15 +69,22 @@ export class Publisher {
     // Before the origin is called: a clear() or invalidateTags() landing
     // while it runs must leave this load's value a miss.
     const stamp = await c.versions.stamp(req.tags);
-    c.emit({ type: "load-start", key, background: req.background });
-    const started = c.now();
+    // A load starts when the origin is called, past the load hooks: one
+    // limit() sheds is not a load (nor a load error).
+    let started: number | undefined;
+    const call = () => {
+      started = c.now();
+      c.emit({ type: "load-start", key, background: req.background });
+      return origin();
+    };
     let value: unknown;
     try {
-      value = (await runOrigin(load, { keys: [key], signal: req.signal, background: req.background }, origin))[0];
+      value = (await runOrigin(load, { keys: [key], signal: req.signal, background: req.background }, call))[0];
     } catch (error) {
-      c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
+      if (started !== undefined) c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
       throw error;
     }
+    started ??= c.now();
     const loadMs = Math.max(0, Math.ceil(c.now() - started));
     return await this.publish(req, value, loadMs, stamp, started);
   }
@@ -87,6 +96,16 @@ export class Publisher {
   async publish(req: FillRequest, value: unknown, loadMs: number, stamp: Stamp, started: number): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
+    const guard = req.guard;
+    if (guard?.extend !== undefined && this.#slowToEncode(value, guard)) {
+      // The lease covers the origin call, not this cache's own encoding:
+      // encoding a large value (or with a custom codec) blocks the event
+      // loop for as long as it takes, so the extension is written first and
+      // Redis applies it meanwhile. Awaiting the microtask the client
+      // flushes on lets the command leave before the encoding starts.
+      guard.extend(Math.max(this.#c.commandTimeoutMs, 2 * (guard.leaseMs ?? 0))).catch(() => false);
+      await null;
+    }
     let stored: Stored | undefined;
     try {
       stored = this.#shape(key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp });
@@ -96,7 +115,6 @@ export class Publisher {
     }
     c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
     if (stored === undefined) return { from: "origin", value, published: false };
-    const guard = req.guard;
     const timeoutMs = this.#deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
@@ -108,7 +126,8 @@ export class Publisher {
     try {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
     } catch (error) {
-      if (!this.#degrade(key, error)) throw error;
+      // A request the lease already counted as degraded is not counted twice.
+      if (req.degraded === true ? !isWriteRefusal(error) || !c.failOpen : !this.#degrade(key, error)) throw error;
       return { from: "origin", value, published: false };
     }
     if (accepted) return { from: "origin", value, published: true };
@@ -127,6 +146,16 @@ export class Publisher {
     const stamp = await this.#c.versions.stamp(options.tags);
     const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp })!;
     await this.#write(keys, stored, "force", undefined, this.#deadline(stored));
+  }
+
+  // Whether encoding `value` may take long enough to lose the lease: a
+  // custom codec (its cost is unknown), a large string or byte array, or a
+  // lease already past half its time.
+  #slowToEncode(value: unknown, guard: NonNullable<FillRequest["guard"]>): boolean {
+    if (this.#c.codec.name === "custom") return true;
+    if ((typeof value === "string" || value instanceof Uint8Array) && value.length >= SLOW_ENCODE_LENGTH) return true;
+    return guard.expiresAt !== undefined && guard.leaseMs !== undefined &&
+      this.#c.now() > guard.expiresAt - guard.leaseMs / 2;
   }
 
   /** Whether `error` is Redis refusing writes and the cache fails open: counted, and the caller gets its value uncached. */
@@ -188,10 +217,15 @@ export class Publisher {
         cause: error,
       });
     }
-    if (payload.length > c.maxValueBytes) {
-      throw new RangeError(
-        `Cannot cache ${key}: the encoded value is ${payload.length} bytes, over maxValueBytes (${c.maxValueBytes})`,
-      );
+    // A string is sent as UTF-8: at most 3 bytes per UTF-16 code unit, so
+    // only a string that might be over the limit is measured.
+    if (payload.length * (typeof payload === "string" ? 3 : 1) > c.maxValueBytes) {
+      const bytes = typeof payload === "string" ? utf8Length(payload) : payload.length;
+      if (bytes > c.maxValueBytes) {
+        throw new RangeError(
+          `Cannot cache ${key}: the encoded value is ${bytes} bytes, over maxValueBytes (${c.maxValueBytes})`,
+        );
+      }
     }
     const fields = {
       negative,
@@ -252,4 +286,22 @@ export function composeLoad(strategies: readonly Strategy[]): Load {
     if (typeof s.load === "function") chain = s.load(chain);
   }
   return chain;
+}
+
+/** The UTF-8 length of `text` (a lone surrogate counts 3 bytes, as its replacement character is sent). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
 }

@@ -26,6 +26,8 @@ export interface VersionsContext {
   readonly namespace: string;
   readonly tracker: Tracker;
   readonly commandTimeoutMs: number;
+  /** Whether a write refusal is to be served through (failOpen). */
+  readonly servesThrough?: (error: unknown) => boolean;
 }
 
 /** The epoch and tag versions written with a value. */
@@ -163,7 +165,16 @@ export class Versions implements TrackingConsumer {
     if (value === null) {
       const created = c.redis.send(["SET", key, token(), "NX"], options);
       const read = c.redis.send(["GET", key], options);
-      value = (await Promise.all([created, read]))[1];
+      try {
+        value = (await Promise.all([created, read]))[1];
+      } catch (error) {
+        // Redis refuses writes (OOM) and the token key is gone (evicted):
+        // a token of our own, stored nowhere, matches no entry, so reads
+        // miss and loads are served uncached, as the cache fails open.
+        c.tracker.end(marker);
+        if (c.servesThrough?.(error) === true) return token();
+        throw error;
+      }
       // Our own SET invalidates the key we just read: the marker is dead and
       // the token is read again next time, which costs one round trip once.
     }
