@@ -56,6 +56,12 @@ export function coalesce(): CoalesceStrategy {
     attach(c) {
       cache = c;
     },
+    superseded(key) {
+      // The flight keeps its callers; a caller arriving now must not get a
+      // value older than one this process already served (or one loaded
+      // before an invalidation it saw resolve).
+      if (flights.size > 0) flights.delete(key);
+    },
     fill(next) {
       return function coalesced(req) {
         // A background refresh may end "skipped" (another process refreshes)

@@ -475,6 +475,13 @@ export interface Strategy {
    * @returns the fill step this strategy adds, best given a name for stack traces.
    */
   fill?(next: Fill): Fill;
+  /**
+   * A value of `key` newer than the loads already running for it was served
+   * (a hit while they run) or the key was invalidated or set: calls from now
+   * on must not share those loads (`coalesce()` lets its running flight
+   * finish for the callers it has, and starts a new one for the next).
+   */
+  superseded?(key: string): void;
   /** Wraps each origin call (a loader, or a `loadMany` as one call), innermost last: `limit()` counts these. */
   load?(next: Load): Load;
   /** An in-process tier consulted before Redis (`near()`); at most one per pipeline. */

@@ -65,6 +65,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     if (verdict.kind !== "miss" && entry !== undefined) {
       if (near) core.rec.mark("near-hit", key);
       core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      core.supersede(key);
       values.set(key, entry.value);
       if (verdict.kind === "stale") stale.push(item);
       else if (verdict.kind === "refresh") early.push(item);

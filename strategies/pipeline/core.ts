@@ -53,6 +53,8 @@ export class Core {
   readonly rec: Recorder;
   readonly strategies: readonly Strategy[];
   readonly readers: readonly Strategy[];
+  /** The strategies told when a key's running loads are superseded (coalesce()). */
+  readonly #superseders: readonly Strategy[];
   readonly local: LocalTier | undefined;
   readonly tracker: Tracker;
   readonly versions: Versions;
@@ -96,6 +98,7 @@ export class Core {
     checkStrategies(strategies);
     this.strategies = strategies;
     this.readers = strategies.filter((s) => typeof s.read === "function");
+    this.#superseders = strategies.filter((s) => typeof s.superseded === "function");
     const locals = strategies.filter((s) => s.local !== undefined);
     if (locals.length > 1) throw new TypeError("Cannot create pipeline: at most one near() tier per pipeline");
     const local = (this.local = locals[0]?.local);
@@ -204,6 +207,11 @@ export class Core {
     if (this.#tracked) return undefined;
     this.#tracked = true;
     return attempt;
+  }
+
+  /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */
+  supersede(key: string): void {
+    for (const s of this.#superseders) s.superseded!(key);
   }
 
   /** The read strategies' verdict on `entry`. */

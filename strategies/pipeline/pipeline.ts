@@ -110,6 +110,7 @@ class PipelineCache<T> implements Cache<T> {
     const key = keys.data;
     core.rec.mark("near-hit", key);
     core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+    core.supersede(key);
     if (verdict.kind !== "hit") {
       this.#refresh(keys, identity, loader, DEFAULT_CALL(core.ttlMs), entry, verdict.kind === "refresh");
     }
@@ -161,6 +162,7 @@ class PipelineCache<T> implements Cache<T> {
     if (verdict.kind !== "miss" && entry !== undefined) {
       if (read.near) core.rec.mark("near-hit", key);
       core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      core.supersede(key);
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#closing === undefined) {
         this.#refresh(keys, identity, loader, call, entry, verdict.kind === "refresh");
@@ -232,6 +234,7 @@ class PipelineCache<T> implements Cache<T> {
       const call = this.#callOptions("set", o);
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call);
+      this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });
   }
@@ -331,6 +334,9 @@ class PipelineCache<T> implements Cache<T> {
     // (with tracking the DEL itself wakes them; this is for subscribers).
     const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
     await Promise.all([deleted, announced]);
+    // A get of this process that starts once this resolved must not join a
+    // load that began before it.
+    core.supersede(keys.data);
   }
 
   async invalidateTags(tags: readonly string[]): Promise<void> {

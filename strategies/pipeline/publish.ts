@@ -115,6 +115,10 @@ export class Publisher {
     }
     c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
     if (stored === undefined) return { from: "origin", value, published: false };
+    // A request that could not take its lease because Redis refuses writes
+    // publishes nothing: once Redis accepts writes again, an unguarded SET
+    // could land over a newer value another process published under its lease.
+    if (req.degraded === true) return { from: "origin", value, published: false };
     const timeoutMs = this.#deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
@@ -126,8 +130,7 @@ export class Publisher {
     try {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
     } catch (error) {
-      // A request the lease already counted as degraded is not counted twice.
-      if (req.degraded === true ? !isWriteRefusal(error) || !c.failOpen : !this.#degrade(key, error)) throw error;
+      if (!this.#degrade(key, error)) throw error;
       return { from: "origin", value, published: false };
     }
     if (accepted) return { from: "origin", value, published: true };
