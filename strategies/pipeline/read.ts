@@ -155,6 +155,17 @@ export class Reader {
       current = known ??
         await c.versions.current(stored.epoch, await c.versions.epoch(), stored.tags, stored.tagVersions);
     }
+    if (current && c.clock.at(key) === undefined) {
+      // A MOVED answered during the read (a migrated slot, a failover) and
+      // the reply came from a node whose clock was never measured: measure it
+      // rather than judge the entry a miss and load a value Redis holds.
+      try {
+        await c.clock.sync(key);
+      } catch (error) {
+        c.tracker.end(marker);
+        throw error;
+      }
+    }
     const entry = current ? this.judge(key, stored) : undefined;
     if (c.tracker.end(marker) && entry !== undefined) {
       c.local!.set(key, stored, c.now() + entry.pttl);

@@ -1,0 +1,120 @@
+/**
+ * near() on a Redis Cluster (3 primaries, 3 replicas): the near tier of one
+ * cluster client stays coherent with writes made through another client, and
+ * a slot that moves (a migration, a failover) takes its entries with it, so
+ * no process keeps serving a value the slot's new owner has overwritten.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
+import { near } from "../../strategies/near.ts";
+import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { until } from "./_helpers.ts";
+
+interface Ctx {
+  cluster: RedisCluster;
+  /** The reader's cluster client: RESP3, so its node connections can track. */
+  a: ClusterClient;
+  /** Another process' cluster client, writing. */
+  b: ClusterClient;
+}
+
+const test = suite<Ctx>("near() on a cluster");
+test.before(async (ctx) => {
+  ctx.cluster = await startCluster();
+  ctx.a = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3 });
+  ctx.b = await connectCluster({ seeds: ctx.cluster.seeds.slice(3), resp: 2 });
+});
+test.after(async (ctx) => {
+  ctx.a?.destroy();
+  ctx.b?.destroy();
+  await ctx.cluster?.stop();
+});
+
+let n = 0;
+/** A reader with a near tier on `a` and a writer on `b`, in a fresh namespace. */
+function caches(ctx: Ctx): { reader: Cache<string>; writer: Cache<string> } {
+  const namespace = `cn${++n}`;
+  return {
+    reader: pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 })),
+    writer: pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }),
+  };
+}
+
+/** Load `id` through the reader and read it until the near tier serves it. */
+async function held(reader: Cache<string>, id: string, value: string): Promise<void> {
+  assert.is(await reader.get(id, () => value), value);
+  const before = reader.stats().nearHits;
+  await until(async () => (await reader.get(id, () => "never")) === value && reader.stats().nearHits > before);
+}
+
+/** Move `slot` to another primary the way a resharding tool does: IMPORTING, MIGRATING, MIGRATE, SETSLOT NODE. */
+function migrate(cluster: RedisCluster, slot: number): number {
+  const from = cluster.ownerOf(slot);
+  const to = cluster.primaries().find((p) => p.port !== from)!.port;
+  cluster.cli(to, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", cluster.id(from));
+  cluster.cli(from, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", cluster.id(to));
+  const keys = cluster.cli(from, "CLUSTER", "GETKEYSINSLOT", String(slot), "1000").split("\n").filter(Boolean);
+  if (keys.length > 0) cluster.cli(from, "MIGRATE", "127.0.0.1", String(to), "", "0", "5000", "KEYS", ...keys);
+  for (const primary of cluster.primaries()) {
+    cluster.cli(primary.port, "CLUSTER", "SETSLOT", String(slot), "NODE", cluster.id(to));
+  }
+  return to;
+}
+
+test("a write through another cluster client invalidates the reader's near entry", async (ctx) => {
+  const { reader, writer } = caches(ctx);
+  await held(reader, "item", "v1");
+  const invalidations = reader.stats().nearInvalidations;
+  await writer.set("item", "v2");
+  await until(() => reader.stats().nearInvalidations > invalidations);
+  assert.is(await reader.get("item", () => "never"), "v2");
+  await Promise.all([reader.close(), writer.close()]);
+});
+
+test("a migrated slot takes its near entries with it, and the next read is a hit on the new owner", async (ctx) => {
+  const { reader, writer } = caches(ctx);
+  await held(reader, "moving", "v1");
+  const invalidations = reader.stats().nearInvalidations;
+  const slot = keySlot(reader.keys("moving").data);
+  const to = migrate(ctx.cluster, slot);
+  await ctx.cluster.waitHealthy();
+  // MIGRATE deletes the keys on the old owner, which tells the reader's
+  // tracking connection there: the entry leaves the near tier.
+  await until(() => reader.stats().nearInvalidations > invalidations);
+  // The writer's client learns the new owner from MOVED; v2 lands there only,
+  // where the reader never read, so only the dropped entry lets v2 through.
+  await writer.set("moving", "v2");
+  assert.is(ctx.b.nodeFor(reader.keys("moving").data), `127.0.0.1:${to}`);
+  // The reader's GET goes to the old owner, is MOVED, and is answered by a
+  // node whose clock this cache never measured: still a hit, never a load.
+  const loads = reader.stats().loads;
+  assert.is(await reader.get("moving", () => "never"), "v2");
+  assert.is(reader.stats().loads, loads, "no origin call for a value Redis holds");
+  assert.is(ctx.a.nodeFor(reader.keys("moving").data), `127.0.0.1:${to}`);
+  assert.is(await reader.peek("moving"), "v2");
+  await Promise.all([reader.close(), writer.close()]);
+});
+
+test("after a failover a write on the promoted replica still reaches the reader's near entry", async (ctx) => {
+  const { reader, writer } = caches(ctx);
+  await held(reader, "failing", "v1");
+  const key = reader.keys("failing").data;
+  const replica = await ctx.cluster.replicaOf(ctx.cluster.ownerOf(keySlot(key)));
+  await ctx.cluster.failover(replica);
+  await ctx.cluster.waitHealthy();
+  const invalidations = reader.stats().nearInvalidations;
+  await writer.set("failing", "v2");
+  assert.is(ctx.b.nodeFor(key), `127.0.0.1:${replica}`, "the writer wrote on the promoted replica");
+  // The reader read the key on the old primary, now a replica of the new
+  // one: either the replicated write invalidates it there, or the reader's
+  // connection was reset by the role change. Both drop the entry.
+  await until(() => reader.stats().nearInvalidations > invalidations || reader.stats().nearEntries === 0);
+  const loads = reader.stats().loads;
+  assert.is(await reader.get("failing", () => "never"), "v2");
+  assert.is(reader.stats().loads, loads, "no origin call for a value Redis holds");
+  await Promise.all([reader.close(), writer.close()]);
+});
+
+test.run();
