@@ -1,0 +1,143 @@
+/**
+ * The cache API beyond `get` on a Redis Cluster (3 primaries, 3 replicas):
+ * `getMany` over keys on every primary, `set`/`peek` across two clients,
+ * `clear()` and `invalidateTags()` whose single token key lives on one node
+ * while the entries they invalidate live on all of them.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
+import { lease } from "../../strategies/lease.ts";
+import { near } from "../../strategies/near.ts";
+import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
+import type { Strategy } from "../../strategies/types.ts";
+import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { deferred, until } from "./_helpers.ts";
+
+interface Ctx {
+  cluster: RedisCluster;
+  /** Two clients, as two processes would have: one RESP3 (tracking), one RESP2 (no tracking). */
+  a: ClusterClient;
+  b: ClusterClient;
+}
+
+const test = suite<Ctx>("the cache API on a cluster");
+test.before(async (ctx) => {
+  ctx.cluster = await startCluster();
+  ctx.a = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3 });
+  ctx.b = await connectCluster({ seeds: ctx.cluster.seeds.slice(3), resp: 2 });
+});
+test.after(async (ctx) => {
+  ctx.a?.destroy();
+  ctx.b?.destroy();
+  await ctx.cluster?.stop();
+});
+
+let n = 0;
+/** The same namespace through both clients. */
+function caches(ctx: Ctx, make: () => Strategy[] = () => [lease()]): [Cache<string>, Cache<string>] {
+  const namespace = `ca${++n}`;
+  return [
+    pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, ...make()),
+    pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }, ...make()),
+  ];
+}
+
+/** `perPrimary` identities whose data keys land on each primary. */
+function spread(cluster: RedisCluster, cache: Cache<string>, perPrimary: number): string[] {
+  const primaries = cluster.primaries();
+  const owner = (slot: number) => primaries.find((p) => p.slots.some(([lo, hi]) => slot >= lo && slot <= hi))!.port;
+  const count = new Map<number, number>();
+  const out: string[] = [];
+  for (let i = 0; out.length < perPrimary * primaries.length; i++) {
+    const id = `item-${i}`;
+    const port = owner(keySlot(cache.keys(id).data));
+    if ((count.get(port) ?? 0) >= perPrimary) continue;
+    count.set(port, (count.get(port) ?? 0) + 1);
+    out.push(id);
+  }
+  return out;
+}
+
+test("getMany reads keys on every primary, loads the misses in one call, then serves them all", async (ctx) => {
+  const [one] = caches(ctx);
+  const ids = spread(ctx.cluster, one, 3);
+  const batches: string[][] = [];
+  const loadMany = (missing: readonly unknown[]) => {
+    batches.push(missing.map(String));
+    return Promise.resolve(missing.map((id) => `v:${String(id)}`));
+  };
+  assert.equal(await one.getMany(ids, loadMany), ids.map((id) => `v:${id}`));
+  assert.equal(batches, [ids], "one loadMany call for every miss, whatever node holds it");
+  assert.equal(await one.getMany([...ids].reverse(), loadMany), [...ids].reverse().map((id) => `v:${id}`));
+  assert.is(batches.length, 1, "the second call was all hits");
+  await one.close();
+});
+
+test("two clients' concurrent getMany over overlapping sets load each identity once", async (ctx) => {
+  const [one, two] = caches(ctx, () => [lease({ waitMs: 10_000 })]);
+  const ids = spread(ctx.cluster, one, 4);
+  const loaded = new Map<string, number>();
+  const hold = deferred();
+  const loadMany = async (missing: readonly unknown[]) => {
+    for (const id of missing) loaded.set(String(id), (loaded.get(String(id)) ?? 0) + 1);
+    await hold.promise;
+    return missing.map((id) => `v:${String(id)}`);
+  };
+  const left = ids.slice(0, 9);
+  const right = ids.slice(3);
+  const calls = [one.getMany(left, loadMany), two.getMany(right, loadMany)];
+  // Both batches are in their origin call before either publishes: the
+  // leases, not the timing, keep the overlap from loading twice.
+  await until(() => loaded.size === ids.length);
+  hold.resolve();
+  assert.equal(await Promise.all(calls), [left.map((id) => `v:${id}`), right.map((id) => `v:${id}`)]);
+  assert.equal([...loaded.entries()].filter(([, count]) => count !== 1), [], "every identity loaded once");
+  assert.is(loaded.size, ids.length);
+  await Promise.all([one.close(), two.close()]);
+});
+
+test("set through one client is seen by peek and get through the other, on every primary", async (ctx) => {
+  const [one, two] = caches(ctx);
+  const ids = spread(ctx.cluster, one, 1);
+  await Promise.all(ids.map((id) => one.set(id, `set:${id}`)));
+  assert.equal(await Promise.all(ids.map((id) => two.peek(id))), ids.map((id) => `set:${id}`));
+  assert.equal(await Promise.all(ids.map((id) => two.get(id, () => "never"))), ids.map((id) => `set:${id}`));
+  await Promise.all([one.close(), two.close()]);
+});
+
+test("clear() makes the entries on every primary a miss for both clients, near tiers included", async (ctx) => {
+  const namespace = `ca${++n}`;
+  const one = pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }), lease());
+  const two = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }, lease());
+  const ids = spread(ctx.cluster, one, 2);
+  for (const id of ids) await one.get(id, () => "old");
+  for (const id of ids) assert.is(await one.get(id, () => "never"), "old");
+  for (const id of ids) assert.is(await one.get(id, () => "never"), "old");
+  assert.ok(one.stats().nearHits > 0, "the reader's near tier holds entries");
+  await two.clear();
+  // The reader learns of the new epoch by the invalidation of the epoch key,
+  // one hop after clear() resolved (the window README's near cache section names).
+  await until(async () => (await one.peek(ids[0]!)) === undefined);
+  assert.equal(await Promise.all(ids.map((id) => one.peek(id))), ids.map(() => undefined), "the reader's peek");
+  assert.equal(await Promise.all(ids.map((id) => two.peek(id))), ids.map(() => undefined), "the writer's peek");
+  assert.equal(await Promise.all(ids.map((id) => one.get(id, () => "new"))), ids.map(() => "new"));
+  await Promise.all([one.close(), two.close()]);
+});
+
+test("invalidateTags() drops the tagged entries on every primary and leaves the others", async (ctx) => {
+  const [one, two] = caches(ctx);
+  const ids = spread(ctx.cluster, one, 2);
+  const tagged = ids.filter((_, i) => i % 2 === 0);
+  for (const id of ids) {
+    await one.get(id, () => "old", tagged.includes(id) ? { tags: ["t"] } : {});
+  }
+  await two.invalidateTags(["t"]);
+  // As for clear(): the reader learns the tag's new version one hop later.
+  await until(async () => (await one.peek(tagged[0]!)) === undefined);
+  const after = await Promise.all(ids.map((id) => one.peek(id)));
+  assert.equal(after, ids.map((id) => tagged.includes(id) ? undefined : "old"));
+  await Promise.all([one.close(), two.close()]);
+});
+
+test.run();
