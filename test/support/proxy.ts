@@ -17,6 +17,12 @@ export interface Proxy {
   delay(ms: number): void;
   /** Stop reading from clients (their writes back up) until `resume()`. */
   pause(): void;
+  /**
+   * Pause (as `pause()`) once clients have sent `bytes` more bytes: the chunk
+   * that crosses the mark is forwarded, the rest waits (a large write caught
+   * half-way). Resolves when that happened.
+   */
+  pauseAfter(bytes: number): Promise<void>;
   resume(): void;
   /** Stop forwarding replies to clients (the server seems hung). */
   holdReplies(): void;
@@ -78,6 +84,7 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
   let paused = false;
   let holding = false;
   const latency = { ms: 0 };
+  let pauseAt: { bytes: number; reached: () => void } | undefined;
   const held: { client: Socket; data: Uint8Array }[] = [];
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
@@ -92,6 +99,13 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
     client.on("data", (d) => {
       clientChunks.push(new Uint8Array(d));
       up.push(d);
+      if (pauseAt !== undefined && (pauseAt.bytes -= d.length) <= 0) {
+        const { reached } = pauseAt;
+        pauseAt = undefined;
+        paused = true;
+        for (const p of pairs) p.client.pause();
+        reached();
+      }
     });
     upstream.on("data", (d) => {
       if (holding) held.push({ client, data: d });
@@ -126,6 +140,9 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
         pause() {
           paused = true;
           for (const p of pairs) p.client.pause();
+        },
+        pauseAfter(bytes) {
+          return new Promise((reached) => (pauseAt = { bytes, reached }));
         },
         resume() {
           paused = false;
