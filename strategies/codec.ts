@@ -56,11 +56,18 @@ const json: ResolvedCodec = {
   decode: (payload) => JSON.parse(text(payload)),
 };
 
+// In a `u` regexp a surrogate range matches only a surrogate without its other half.
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
 const string: ResolvedCodec = {
   name: "string",
   binary: false,
   encode(value) {
     if (typeof value !== "string") throw new TypeError(`expected a string, got ${kind(value)}`);
+    // UTF-8 has no form for a lone surrogate: it would be stored as U+FFFD,
+    // and every hit would then serve another string than the one loaded.
+    const lone = value.search(LONE_SURROGATE);
+    if (lone >= 0) throw new TypeError(`a lone surrogate at index ${lone} has no UTF-8 form`);
     return value;
   },
   decode: text,

@@ -9,7 +9,7 @@
  *
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
  * (faults whose name contains a listed word), `--wakeups poll` (lease
- * waiters poll instead of subscribing on the data connection), `--no-limit`
+ * waiters poll instead of being woken by client tracking), `--no-limit`
  * (the pipeline without `limit()`).
  *
  * @module

@@ -1,7 +1,8 @@
 /**
  * A TCP proxy on loopback in front of a real redis-server, for tests that need
  * to see or steer the bytes: count the client's writes, hold one direction
- * (backpressure, a server that stops answering), inject bytes, or cut every
+ * (backpressure, a server that stops answering), put the server further away
+ * (latency, both directions, bytes kept in order), inject bytes, or cut every
  * connection. Nothing here imitates Redis: replies come from the real server.
  */
 import { Buffer } from "node:buffer";
@@ -12,8 +13,16 @@ export interface Proxy {
   readonly url: string;
   /** Chunks received from clients, in order (one entry per `data` event). */
   readonly clientChunks: Uint8Array[];
+  /** Delay every chunk, both directions, by `ms` from now on (0: none); chunks keep their order. */
+  delay(ms: number): void;
   /** Stop reading from clients (their writes back up) until `resume()`. */
   pause(): void;
+  /**
+   * Pause (as `pause()`) once clients have sent `bytes` more bytes: the chunk
+   * that crosses the mark is forwarded, the rest waits (a large write caught
+   * half-way). Resolves when that happened.
+   */
+  pauseAfter(bytes: number): Promise<void>;
   resume(): void;
   /** Stop forwarding replies to clients (the server seems hung). */
   holdReplies(): void;
@@ -32,26 +41,79 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
+/**
+ * One direction of one connection under latency: a FIFO with one timer, so a
+ * chunk never overtakes an earlier one (timers of different durations could
+ * fire out of order within a millisecond, which would corrupt the stream).
+ */
+class Lane {
+  readonly #queue: { data: Uint8Array; due: number }[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  constructor(readonly to: Socket, readonly latency: { ms: number }) {}
+
+  push(data: Uint8Array): void {
+    if (this.#queue.length === 0 && this.latency.ms === 0) {
+      this.to.write(data);
+      return;
+    }
+    this.#queue.push({ data, due: performance.now() + this.latency.ms });
+    if (this.#timer === undefined) this.#pump();
+  }
+
+  #pump(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    while (this.#queue.length > 0 && this.#queue[0]!.due <= now) {
+      const { data } = this.#queue.shift()!;
+      if (!this.to.destroyed) this.to.write(data);
+    }
+    const head = this.#queue[0];
+    if (head !== undefined) this.#timer = setTimeout(() => this.#pump(), Math.max(0, head.due - now));
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#queue.length = 0;
+  }
+}
+
 export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promise<Proxy> {
   const pairs = new Set<{ client: Socket; server: Socket }>();
   const clientChunks: Uint8Array[] = [];
   let paused = false;
   let holding = false;
+  const latency = { ms: 0 };
+  let pauseAt: { bytes: number; reached: () => void } | undefined;
   const held: { client: Socket; data: Uint8Array }[] = [];
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
+    // Latency is what the test sets, not Nagle's algorithm on small frames.
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
     const pair = { client, server: upstream };
     pairs.add(pair);
+    const up = new Lane(upstream, latency);
+    const down = new Lane(client, latency);
     if (paused) client.pause();
     client.on("data", (d) => {
       clientChunks.push(new Uint8Array(d));
-      upstream.write(d);
+      up.push(d);
+      if (pauseAt !== undefined && (pauseAt.bytes -= d.length) <= 0) {
+        const { reached } = pauseAt;
+        pauseAt = undefined;
+        paused = true;
+        for (const p of pairs) p.client.pause();
+        reached();
+      }
     });
     upstream.on("data", (d) => {
       if (holding) held.push({ client, data: d });
-      else client.write(d);
+      else down.push(d);
     });
     const end = () => {
+      up.clear();
+      down.clear();
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();
@@ -72,9 +134,15 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
         get connections() {
           return pairs.size;
         },
+        delay(ms) {
+          latency.ms = ms;
+        },
         pause() {
           paused = true;
           for (const p of pairs) p.client.pause();
+        },
+        pauseAfter(bytes) {
+          return new Promise((reached) => (pauseAt = { bytes, reached }));
         },
         resume() {
           paused = false;
