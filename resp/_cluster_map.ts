@@ -15,6 +15,12 @@ export interface MapSource {
   readonly client?: RedisClient | undefined;
 }
 
+/** A map read, and the node it came from (a node's own word about its slots outranks a MOVED that named it). */
+export interface MapRead {
+  readonly topology: Topology;
+  readonly from: NodeAddress;
+}
+
 /**
  * Ask each source in turn until one returns a map in which some primary owns
  * a slot. Each attempt is bounded by `timeoutMs` (connect and reply).
@@ -27,7 +33,7 @@ export async function readSlotMap(
   node: ResolvedOptions,
   timeoutMs: number,
   stop: () => boolean,
-): Promise<Topology | undefined> {
+): Promise<MapRead | undefined> {
   let lastError: unknown = new ConnectionError("No cluster node is known");
   for (const { address, client } of sources) {
     if (stop()) return undefined;
@@ -36,7 +42,7 @@ export async function readSlotMap(
         ? await ask(client, address.host, node.tls !== undefined, timeoutMs)
         : await askOnce(address, node, timeoutMs);
       if (topology.primaries.length === 0) throw new ConnectionError(`The node at ${address.id} serves no slots yet`);
-      return topology;
+      return { topology, from: address };
     } catch (error) {
       lastError = error;
     }

@@ -7,6 +7,7 @@
  * @module
  */
 import { RedisClient } from "./client.ts";
+import { LearnedSlots } from "./_cluster_learned.ts";
 import { type MapSource, readSlotMap } from "./_cluster_map.ts";
 import type { ResolvedClusterOptions } from "./cluster_options.ts";
 import { emptyTopology, type NodeAddress, type Topology } from "./_slot_map.ts";
@@ -38,6 +39,7 @@ export class ClusterNodes {
     moved(reason: string): void;
   } | undefined = undefined;
   #topology: Topology = emptyTopology();
+  readonly #learned = new LearnedSlots();
   #nodes = new Map<string, Node>();
   #retiredGenerations = 0;
   #refreshing: Promise<void> | undefined;
@@ -106,9 +108,13 @@ export class ClusterNodes {
     return node;
   }
 
-  /** Record that `slot` moved to `target` (a MOVED reply), ahead of the next full read. */
+  /**
+   * Record that `slot` moved to `target` (a MOVED reply), ahead of the next
+   * full read; a read that started before this cannot undo it (see `LearnedSlots`).
+   */
   learn(slot: number, target: NodeAddress): void {
     if (!Number.isInteger(slot) || slot < 0 || slot >= this.#topology.owners.length) return;
+    this.#learned.learn(slot, target);
     if (this.#topology.owners[slot] !== target.id) this.hooks?.moved(`slot ${slot} moved to ${target.id}`);
     this.#topology.owners[slot] = target.id;
     if (!this.#topology.nodes.has(target.id)) this.#topology.nodes.set(target.id, target);
@@ -213,25 +219,29 @@ export class ClusterNodes {
     // Live connections first, in random order (the target of the last MOVED
     // first: it has the newest view of that slot), then every other known
     // node and seed over a short-lived connection.
+    const startedAt = this.#learned.seq;
     const live = [...this.#nodes.values()].filter((n) => n.client.connected && !n.failed);
     shuffle(live);
-    const first = live.findIndex((n) => n.address.id === this.#refreshFirst);
-    this.#refreshFirst = undefined;
-    if (first > 0) live.unshift(...live.splice(first, 1));
     const sources: MapSource[] = [...live];
     for (const a of new Map([...this.#topology.nodes, ...this.#o.seeds.map((s) => [s.id, s] as const)]).values()) {
       if (!live.some((n) => n.address.id === a.id)) sources.push({ address: a });
     }
+    // `mapSourceFirst` (tests: a node with an old view) outranks the MOVED target.
+    for (const id of [this.#refreshFirst, this.#o.mapSourceFirst]) {
+      const at = sources.findIndex((s) => s.address.id === id);
+      if (at > 0) sources.unshift(...sources.splice(at, 1));
+    }
+    this.#refreshFirst = undefined;
     try {
       // Bounded well below connectTimeoutMs' default: a frozen node must not hold every refresh for 10 s.
-      const topology = await readSlotMap(
+      const read = await readSlotMap(
         sources,
         this.#o.node,
         Math.min(this.#o.node.connectTimeoutMs, 2000),
         () => this.#closed,
       );
-      if (topology === undefined) return;
-      this.#apply(topology);
+      if (read === undefined) return;
+      this.#apply(read.topology, startedAt, read.from.id);
       this.#stats.refreshes++;
       this.lastRefreshError = undefined;
     } catch (error) {
@@ -241,8 +251,12 @@ export class ClusterNodes {
     }
   }
 
-  #apply(topology: Topology): void {
+  #apply(topology: Topology, startedAt: number, from: string): void {
     if (this.#closed) return;
+    this.#learned.reconcile(topology, startedAt, from, (id) => {
+      const node = this.#nodes.get(id);
+      return node !== undefined && !node.failed && node.client.connected;
+    });
     const before = this.#topology.owners;
     if (before.some((owner, slot) => owner !== undefined && owner !== topology.owners[slot])) {
       this.hooks?.moved("the cluster's slot map changed");

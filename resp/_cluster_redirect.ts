@@ -23,6 +23,8 @@ const noop = () => {};
 export interface RedirectStats {
   moved: number;
   asked: number;
+  redirections: number;
+  bounced: number;
   retried: number;
 }
 
@@ -87,6 +89,13 @@ export class Redirector {
     let failedOn = r.failedOn;
     let redirections = 0;
     let ask: NodeAddress | undefined;
+    // The node the last MOVED named: the command goes there, whatever the map
+    // says meanwhile (a concurrent read may hold an older view), until that
+    // node redirects it in turn or cannot be reached.
+    let follow: NodeAddress | undefined;
+    // Nodes that sent this command elsewhere: one of them naming another
+    // again is two nodes disagreeing, waited out instead of bounced at once.
+    const left = new Set<string>();
     try {
       for (;;) {
         if (error !== undefined) {
@@ -107,18 +116,32 @@ export class Redirector {
             const [, slotText, endpoint] = e.message.split(" ");
             const target = parseEndpoint(endpoint ?? "", failedOn?.address.host ?? "127.0.0.1");
             if (target === undefined) throw e;
+            this.#stats.redirections++;
+            const back = left.has(target.id);
+            if (failedOn !== undefined) left.add(failedOn.address.id);
             if (e.code === "MOVED") {
               this.#stats.moved++;
               this.#nodes.learn(Number(slotText), target);
+              follow = target;
               // The node a MOVED points to has the newest view of that slot: ask it first.
               this.#nodes.requestRefresh(target.id);
             } else {
               this.#stats.asked++;
               ask = target;
             }
+            if (back) {
+              // Sent back to a node that already sent it away: the nodes
+              // disagree until gossip settles the slot; bouncing at once would
+              // spend maxRedirections in a few milliseconds.
+              this.#stats.bounced++;
+              await this.#sleep(r, this.#o.retryDelayMs);
+            }
           } else if (RETRYABLE.has(e.code)) {
             this.#stats.retried++;
-            if (e.code !== "TRYAGAIN") this.#nodes.requestRefresh();
+            if (e.code !== "TRYAGAIN") {
+              follow = undefined;
+              this.#nodes.requestRefresh();
+            }
             await this.#pause(r, wait, e);
           } else {
             throw e;
@@ -127,8 +150,11 @@ export class Redirector {
         if (this.#nodes.closed) throw new ConnectionError("The cluster client is closed");
         if (r.options?.signal?.aborted) throw r.options.signal.reason;
         if (Date.now() >= r.deadline) throw timeout(r, undefined);
-        const id = ask?.id ?? this.#nodes.owner(r.slot);
-        const node = id === undefined ? undefined : this.#nodes.node(id, ask);
+        if (follow !== undefined && ask === undefined && !this.#nodes.node(follow.id, follow)?.client.connected) {
+          follow = undefined; // unreachable: the map (re-read meanwhile) decides
+        }
+        const id = ask?.id ?? follow?.id ?? this.#nodes.owner(r.slot);
+        const node = id === undefined ? undefined : this.#nodes.node(id, ask ?? follow);
         if (node === undefined || !node.client.connected) {
           this.#stats.retried++;
           this.#nodes.requestRefresh();
@@ -180,7 +206,13 @@ export class Redirector {
       });
     }
     if (now >= r.deadline) throw timeout(r, undefined);
-    const ms = Math.min(this.#o.retryDelayMs, r.deadline - now, budget - now);
+    await this.#sleep(r, Math.min(this.#o.retryDelayMs, budget - now));
+  }
+
+  // Wait `ms` (less if the deadline is nearer); a new map, close() or an abort ends it early.
+  async #sleep(r: Redirected, ms: number): Promise<void> {
+    ms = Math.min(ms, r.deadline - Date.now());
+    if (ms <= 0) return;
     // An abort ends the pause early; the loop then throws its reason.
     await new Promise<void>((resolve) => {
       const done = () => {

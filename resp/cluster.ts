@@ -23,10 +23,21 @@ const SUBSCRIBE = new Set(["subscribe", "psubscribe", "unsubscribe", "punsubscri
 
 /** Counters of a {@linkcode ClusterClient}, for tests and dashboards. */
 export interface ClusterStats {
+  /**
+   * Redirections followed, MOVED and ASK together (`moved + asked`): what a
+   * resharding costs. Each command follows at most `maxRedirections`.
+   */
+  redirections: number;
   /** MOVED replies followed (the slot map was updated each time). */
   moved: number;
   /** ASK replies followed (ASKING + the command on the importing node). */
   asked: number;
+  /**
+   * Redirections to a node that had already sent the same command away (two
+   * nodes disagreeing about a slot while gossip settles it): each was
+   * followed after a `retryDelayMs` pause rather than at once.
+   */
+  bounced: number;
   /** Commands tried again after TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN or an unreachable node. */
   retried: number;
   /** Slot map reads that succeeded. */
@@ -67,8 +78,12 @@ export function connectCluster(seeds: readonly string[] | ClusterOptions): Promi
  *   (PING, PUBLISH...) to any primary. Keys in different slots are refused
  *   with {@linkcode CrossSlotError} before anything is sent; MULTI/EXEC with
  *   a `TypeError` (a transaction needs a connection of its own: use a script).
- * - MOVED updates the map (and schedules a full re-read) and retries; ASK
- *   sends ASKING and the command to the importing node in one write.
+ * - MOVED updates the map (and schedules a full re-read) and retries on the
+ *   node it names; ASK sends ASKING and the command to the importing node in
+ *   one write. A slot learned from MOVED keeps its new owner against any map
+ *   read that started before the MOVED (a node with an older view cannot
+ *   undo it), and a redirection back to a node that already refused the
+ *   command waits `retryDelayMs` first.
  *   TRYAGAIN, CLUSTERDOWN, LOADING and an unreachable owner are retried every
  *   `retryDelayMs` while the map is re-read, for at most `offlineTimeoutMs`
  *   and the command's own timeout.
@@ -102,7 +117,15 @@ export class ClusterClient implements RedisLike, TrackingClient {
   readonly #redirector: Redirector;
   readonly #subscriber: ClusterSubscriber;
   readonly #tracking = new ClusterTracking();
-  #stats: ClusterStats = { moved: 0, asked: 0, retried: 0, refreshes: 0, refreshFailures: 0 };
+  #stats: ClusterStats = {
+    redirections: 0,
+    moved: 0,
+    asked: 0,
+    bounced: 0,
+    retried: 0,
+    refreshes: 0,
+    refreshFailures: 0,
+  };
   #inflight = 0;
   #drained: (() => void) | undefined;
   #closing = false;
@@ -189,6 +212,28 @@ export class ClusterClient implements RedisLike, TrackingClient {
       );
     }
     return this.#tracking.add(listener, this.#nodes.clients);
+  }
+
+  /**
+   * Re-read the slot map now, from a connected node (or join the read in
+   * flight). Not needed for correctness (MOVED and ASK are followed); useful
+   * after a resharding you made, to skip one redirection per moved slot.
+   *
+   * @returns once the new map is applied.
+   * @throws {ConnectionError} (as a rejection) when no node gives a map.
+   * @example Re-read the map after a resharding
+   * ```ts
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
+   * await cluster.refresh();
+   * console.log(cluster.stats().refreshes); // 2
+   * await cluster.close();
+   * ```
+   */
+  refresh(): Promise<void> {
+    if (this.#closing || this.#closed) return Promise.reject(new ConnectionError("The cluster client is closed"));
+    return this.#nodes.refresh();
   }
 
   /** Commands issued and not yet settled, including those being redirected or waiting for a node. */

@@ -50,6 +50,12 @@ export interface ResolvedClusterOptions {
   offlineQueue: number;
   offlineTimeoutMs: number;
   commandTimeoutMs: number;
+  /**
+   * A node (`host:port`) every slot map read asks first. Not a public
+   * setting: tests use it to make the client read the view of a node that
+   * has not heard of a resharding yet, which otherwise happens only by chance.
+   */
+  mapSourceFirst?: string;
 }
 
 const WHERE = "connect to cluster";
