@@ -449,6 +449,10 @@ lifecycle("a redirection loop ends after maxRedirections with the last redirecti
     // ASK, MOVED, ASK, MOVED followed; the fifth (an ASK) is returned.
     assert.is((e as RedisReplyError).code, "ASK");
     assert.equal([client.stats().asked, client.stats().moved], [2, 2]);
+    assert.is(client.stats().redirections, 4, "redirections counts both kinds");
+    // Every redirection after the first sent it back to a node that had
+    // already refused it: each waited retryDelayMs instead of bouncing at once.
+    assert.is(client.stats().bounced, 3);
   } finally {
     client.destroy();
     await (await admin(ctx, a!.port)).send(["CLUSTER", "SETSLOT", slot, "STABLE"]);
