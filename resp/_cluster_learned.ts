@@ -69,9 +69,4 @@ export class LearnedSlots {
       if (!topology.primaries.includes(target.id)) topology.primaries.push(target.id);
     }
   }
-
-  /** Forget everything (the client is closing). */
-  clear(): void {
-    this.#slots.clear();
-  }
 }
