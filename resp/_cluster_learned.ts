@@ -5,8 +5,8 @@
  * A MOVED comes from a node that has just refused the slot, so it is at
  * least as fresh as any map read that started before it. A read can come
  * from a node with an older view (a replica, or a primary told of a
- * resharding last: `CLUSTER SETSLOT ... NODE` does not bump the config
- * epoch, so such a node may keep the old owner for good). Applied blindly,
+ * resharding last: nodes not sent `CLUSTER SETSLOT ... NODE` hear of it by
+ * gossip, which took up to 1.5 s on a test cluster). Applied blindly,
  * that read would send the slot back to its old owner, which answers MOVED
  * again, and a client under load could bounce between the two until
  * `maxRedirections`. Internal to `cluster.ts`; not re-exported.
