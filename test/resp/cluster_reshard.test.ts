@@ -137,8 +137,8 @@ reshard(
     for (let i = 0, inside = 0, outside = 0; inside < 48 || outside < 16; i++) {
       const key = `{live${i}}:v`;
       const s = keySlot(key);
-      if (s >= first && s < first + 100 && inside < 48) inside++, keys.push(key);
-      else if ((s < first || s >= first + 100) && outside < 16) outside++, keys.push(key);
+      const moves = s >= first && s < first + 100;
+      if (moves ? inside++ < 48 : outside++ < 16) keys.push(key);
     }
     const clients = await Promise.all([0, 1, 2, 3].map(() => connectCluster({ seeds: cluster.seeds })));
     // Each key has one writer (worker w owns the keys k with k % 8 === w), so

@@ -73,6 +73,31 @@ test("a write through another cluster client invalidates the reader's near entry
   await Promise.all([reader.close(), writer.close()]);
 });
 
+test("entries from every primary are served from memory, and a raw DEL on one node drops only its entry", async (ctx) => {
+  const { reader, writer } = caches(ctx);
+  // One identity whose data key lives on each primary.
+  const ids: string[] = [];
+  const owners = new Set<number>();
+  for (let i = 0; ids.length < ctx.cluster.primaries().length; i++) {
+    const owner = ctx.cluster.ownerOf(keySlot(reader.keys(`p${i}`).data));
+    if (owners.has(owner)) continue;
+    owners.add(owner);
+    ids.push(`p${i}`);
+  }
+  for (const id of ids) await held(reader, id, id);
+  assert.is(reader.stats().nearEntries, ids.length);
+  const hits = reader.stats().nearHits;
+  for (const id of ids) assert.is(await reader.get(id, () => "never"), id);
+  assert.is(reader.stats().nearHits - hits, ids.length, "each from memory");
+  // Behind every client's back, on the node itself.
+  const key = reader.keys(ids[0]!).data;
+  ctx.cluster.cli(ctx.cluster.ownerOf(keySlot(key)), "DEL", key);
+  await until(() => reader.stats().nearEntries === ids.length - 1);
+  assert.is(await reader.get(ids[0]!, () => "reloaded"), "reloaded");
+  for (const id of ids.slice(1)) assert.is(await reader.get(id, () => "never"), id);
+  await Promise.all([reader.close(), writer.close()]);
+});
+
 test("a migrated slot takes its near entries with it, and the next read is a hit on the new owner", async (ctx) => {
   const { reader, writer } = caches(ctx);
   await held(reader, "moving", "v1");
