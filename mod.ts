@@ -24,6 +24,7 @@ export {
   ClusterClient,
   type ClusterOptions,
   type ClusterStats,
+  type CommandTraceContext,
   connect,
   connectCluster,
   ConnectionError,

@@ -26,6 +26,12 @@ export interface TransportEvents {
   close(error: Error | undefined): void;
 }
 
+/** The server as traces name it: `host:port` (IPv6 bracketed), or the unix socket path. */
+export function serverName(o: ResolvedOptions): string {
+  if (o.path) return o.path;
+  return `${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
+}
+
 /** Where the socket goes, for error messages. */
 export function describeTarget(o: ResolvedOptions): string {
   if (o.path) return `unix:${o.path}`;

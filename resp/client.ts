@@ -26,8 +26,17 @@ import { handshake } from "./handshake.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { Subscriptions } from "./subscriptions.ts";
 import { ClientTracking } from "./tracking.ts";
-import { describeTarget } from "./_transport.ts";
-import type { Arg, RedisLike, Reply, SendOptions, TrackingClient, TrackingListener } from "./types.ts";
+import { commandChannel, traced } from "./_tracing.ts";
+import { describeTarget, serverName } from "./_transport.ts";
+import type {
+  Arg,
+  CommandTraceContext,
+  RedisLike,
+  Reply,
+  SendOptions,
+  TrackingClient,
+  TrackingListener,
+} from "./types.ts";
 
 /**
  * Receives push frames: RESP3 pushes (pub/sub messages, client tracking
@@ -100,6 +109,8 @@ export class RedisClient implements RedisLike, TrackingClient {
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #offlineSweep: ReturnType<typeof setInterval> | undefined;
   #lastError: unknown;
+  /** `host:port` or the socket path, for traces; built on the first traced command. */
+  #server: string | undefined;
   /** Writes made by the connections before the current one. */
   #pastWrites = 0;
   // One heap for the client, not one per socket: a timeout counts from the
@@ -242,6 +253,21 @@ export class RedisClient implements RedisLike, TrackingClient {
    * ```
    */
   send(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
+    // Three property reads when nobody traces; the context is built only for a subscriber.
+    if (traced(commandChannel)) return this.#traceSend(command, options);
+    return this.#send(command, options);
+  }
+
+  #traceSend(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
+    const first = Array.isArray(command) ? command[0] : undefined;
+    const context: CommandTraceContext = {
+      command: typeof first === "string" ? first.toUpperCase() : "(binary)",
+      server: this.#server ??= serverName(this.#o),
+    };
+    return commandChannel.tracePromise(() => this.#send(command, options), context);
+  }
+
+  #send(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
     const bad = checkArgs(command);
     if (bad !== undefined) return Promise.reject(bad);
     if (this.#closing || this.#closed) {

@@ -28,7 +28,16 @@ export {
   RedisReplyError,
   TimeoutError,
 } from "./errors.ts";
-export type { Arg, RedisLike, Reply, ReplyMap, SendOptions, TrackingClient, TrackingListener } from "./types.ts";
+export type {
+  Arg,
+  CommandTraceContext,
+  RedisLike,
+  Reply,
+  ReplyMap,
+  SendOptions,
+  TrackingClient,
+  TrackingListener,
+} from "./types.ts";
 export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
 export {

@@ -97,3 +97,19 @@ export interface TrackingClient extends RedisLike {
   /** True while every connection's reads are tracked (false while one is down or was refused tracking). */
   readonly tracking: boolean;
 }
+
+/**
+ * What a subscriber of the `herdless:command` TracingChannel receives for
+ * each command a `RedisClient` sends: its name (never its arguments) and the
+ * server; `result` or `error` is set on the same object when it settles.
+ */
+export interface CommandTraceContext {
+  /** The command's name as sent, upper-cased (`"GET"`, `"EVALSHA"`); never a key or a value. */
+  readonly command: string;
+  /** The server: `host:port`, or the unix socket path. */
+  readonly server: string;
+  /** The reply, set when the command succeeds (by `tracePromise`). */
+  result?: unknown;
+  /** The error, set when the command fails. */
+  error?: unknown;
+}

@@ -18,12 +18,14 @@ export { pipeline } from "./pipeline/pipeline.ts";
 export type {
   Cache,
   GetOptions,
+  GetTraceContext,
   LoadMany,
   PipelineOptions,
   SetOptions,
   WarmOptions,
   WarmReport,
 } from "./pipeline/cache.ts";
+export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/prometheus.ts";
 export { near, type NearOptions, type NearStrategy } from "./near.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";
@@ -36,6 +38,8 @@ export type { Codec, CodecOption } from "./codec.ts";
 export type {
   CacheContext,
   CacheEvent,
+  CacheEventBody,
+  CacheEventMessage,
   CacheStats,
   Entry,
   Fill,

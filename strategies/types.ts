@@ -292,8 +292,11 @@ export interface CacheStats {
 }
 
 /**
- * An observable event, emitted to `onEvent`. `key` is the data key (never the
- * identity, which may be sensitive).
+ * An observable event, emitted to `onEvent` and published on the
+ * `herdless:event` diagnostics channel (with the cache's `namespace` added).
+ * `key` is the data key (never the identity, which may be sensitive); an
+ * event about a key carries `label` too when the pipeline has a `label`
+ * option that named its identity.
  *
  * @example Wire load durations into your metrics
  * ```ts
@@ -311,7 +314,19 @@ export interface CacheStats {
  * await redis.close();
  * ```
  */
-export type CacheEvent =
+export type CacheEvent = CacheEventBody & {
+  /** The caller's name for the identity (the pipeline's `label` option); absent without one. */
+  readonly label?: string;
+};
+
+/** What the `herdless:event` diagnostics channel publishes: a {@linkcode CacheEvent} and the namespace of its cache. */
+export type CacheEventMessage = CacheEvent & {
+  /** The namespace of the cache that emitted the event. */
+  readonly namespace: string;
+};
+
+/** The events, one shape per type (see {@linkcode CacheEvent}). */
+export type CacheEventBody =
   | { readonly type: "hit" | "miss" | "stale" | "early-refresh"; readonly key: string }
   | { readonly type: "load-start"; readonly key: string; readonly background: boolean }
   | { readonly type: "load-end"; readonly key: string; readonly durationMs: number; readonly error?: unknown }

@@ -59,6 +59,32 @@ export interface PipelineOptions<T> {
   random?: () => number;
   /** Receives every event (hit, miss, load-end with its duration...); a throwing hook is counted in `eventErrors` and ignored. */
   onEvent?: (event: CacheEvent) => void;
+  /**
+   * Names an identity in events (`label`) and in `herdless:get` traces
+   * (`identity`), e.g. `(id) => String(id[0])` for "user" without the user's
+   * id. Without it, events and traces carry only the hashed data key, so
+   * nothing personal in an identity reaches logs by accident. Called when
+   * keys are derived; keep it cheap, and return something safe to log.
+   */
+  label?: (identity: Identity) => string;
+}
+
+/**
+ * What a subscriber of the `herdless:get` TracingChannel receives for each
+ * `cache.get()`: `start` and `end` around the call, `asyncEnd` when it
+ * settles, with `result` (the value) or `error` set on this same object.
+ */
+export interface GetTraceContext {
+  /** The cache's namespace. */
+  readonly namespace: string;
+  /** The data key (hashed identity). */
+  readonly key: string;
+  /** The pipeline's `label` for the identity, or the data key when it has none (no PII by default). */
+  readonly identity: string;
+  /** The value, once the get resolved. */
+  result?: unknown;
+  /** The error, once the get rejected. */
+  error?: unknown;
 }
 
 /** Options of one {@linkcode Cache.get} call. */

@@ -66,6 +66,10 @@ export class Core {
   readonly chain: Fill;
   readonly load: Load;
   readonly #keyMemo = new Map<string, Keys>();
+  /** The caller's `label` option, or undefined (events then name hashed keys only). */
+  readonly label: ((identity: Identity) => string) | undefined;
+  /** Data key -> label of the identities seen lately (only with `label`), so events can name them. */
+  readonly #labels = new Map<string, string>();
   #tracked = false;
 
   constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
@@ -94,7 +98,9 @@ export class Core {
     const now = (this.now = func<() => number>(WHERE, "now", o.now ?? (() => performance.now())));
     const random = (this.random = func<() => number>(WHERE, "random", o.random ?? Math.random));
     const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent);
-    this.rec = new Recorder(onEvent);
+    const label = o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label);
+    this.label = label;
+    this.rec = new Recorder(onEvent, this.namespace, label === undefined ? undefined : (key) => this.#labels.get(key));
     checkStrategies(strategies);
     this.strategies = strategies;
     this.readers = strategies.filter((s) => typeof s.read === "function");
@@ -181,6 +187,30 @@ export class Core {
 
   /** The Redis keys of `identity`. */
   keys(identity: Identity): Keys {
+    const keys = this.#keys(identity);
+    // Labels are wanted only by someone listening to events: without one, none is computed.
+    if (this.label !== undefined && this.rec.listening) this.#remember(keys.data, identity);
+    return keys;
+  }
+
+  /** The label of `identity` (the caller's `label` option), or the data key when there is none. */
+  traceName(identity: Identity, key: string): string {
+    return this.label === undefined ? key : this.#labelOf(identity);
+  }
+
+  #labelOf(identity: Identity): string {
+    const label = this.label!(identity);
+    return typeof label === "string" ? label : String(label);
+  }
+
+  // Bounded like the key memo: an event for a key forgotten since names no label, nothing breaks.
+  #remember(key: string, identity: Identity): void {
+    if (this.#labels.has(key)) return;
+    if (this.#labels.size >= KEY_MEMO_SIZE) this.#labels.clear();
+    this.#labels.set(key, this.#labelOf(identity));
+  }
+
+  #keys(identity: Identity): Keys {
     if (typeof identity !== "string") return keysFor(this.namespace, identity);
     // Hot keys are read over and over: a SHA-256 per get was a tenth of a
     // hit's CPU. The memo is bounded and simply starts over when full.

@@ -12,8 +12,18 @@
 import { NEVER, race } from "../../resp/_abort.ts";
 import { func, optionsObject, positiveInt } from "../../resp/_validate.ts";
 import type { CacheStats, Entry, FillRequest, Identity, Keys, Loader, Strategy } from "../types.ts";
+import { getChannel, traced } from "../../resp/_tracing.ts";
 import { getMany } from "./batch.ts";
-import type { Cache, GetOptions, LoadMany, PipelineOptions, SetOptions, WarmOptions, WarmReport } from "./cache.ts";
+import type {
+  Cache,
+  GetOptions,
+  GetTraceContext,
+  LoadMany,
+  PipelineOptions,
+  SetOptions,
+  WarmOptions,
+  WarmReport,
+} from "./cache.ts";
 import { request } from "./chain.ts";
 import { closedError, Core } from "./core.ts";
 import { CallScope, isDeadline } from "./scope.ts";
@@ -83,6 +93,24 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
+    // Five property reads when nobody traces; no context object is built.
+    if (traced(getChannel)) return this.#traceGet(identity, loader, options);
+    return this.#untracedGet(identity, loader, options);
+  }
+
+  #traceGet(identity: Identity, loader: Loader<T>, options: GetOptions | undefined): Promise<T> {
+    const core = this.#core;
+    let context: GetTraceContext;
+    try {
+      const key = core.keys(identity).data;
+      context = { namespace: core.namespace, key, identity: core.traceName(identity, key) };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return getChannel.tracePromise(() => this.#untracedGet(identity, loader, options), context);
+  }
+
+  #untracedGet(identity: Identity, loader: Loader<T>, options: GetOptions | undefined): Promise<T> {
     // The hot path: a call without options whose entry the near tier holds
     // is answered without an await, a closure or an allocation of its own.
     if (options === undefined && this.#core.local !== undefined && this.#closing === undefined) {

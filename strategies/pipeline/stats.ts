@@ -1,11 +1,13 @@
 /**
- * Counters and the `onEvent` hook. Every counter moves only through an event,
- * so what a metrics hook sees and what `stats()` reports always agree. An
- * event object is built only when someone listens: a hit with no hook costs
- * one increment.
+ * Counters, the `onEvent` hook and the `herdless:event` diagnostics
+ * channel. Every counter moves only through an event, so what a metrics hook
+ * sees and what `stats()` reports always agree. An event object is built
+ * only when someone listens: a hit with no hook and no channel subscriber
+ * costs one increment and one property read.
  *
  * @module
  */
+import { eventChannel } from "../../resp/_tracing.ts";
 import type { CacheEvent, CacheStats } from "../types.ts";
 
 type Counter = Exclude<keyof CacheStats, "nearEntries">;
@@ -66,20 +68,33 @@ export type KeyEvent = "hit" | "miss" | "stale" | "near-hit" | "peek" | "set" | 
 export class Recorder {
   readonly #stats = emptyStats();
   readonly #onEvent: ((event: CacheEvent) => unknown) | undefined;
+  readonly #namespace: string;
+  readonly #labelOf: ((key: string) => string | undefined) | undefined;
 
-  constructor(onEvent: ((event: CacheEvent) => unknown) | undefined) {
+  /**
+   * @param onEvent the user's hook, if any.
+   * @param namespace the cache's namespace, added to what the channel publishes.
+   * @param labelOf the label of a data key, when the pipeline has a `label` option.
+   */
+  constructor(
+    onEvent: ((event: CacheEvent) => unknown) | undefined,
+    namespace = "herdless",
+    labelOf?: (key: string) => string | undefined,
+  ) {
     this.#onEvent = onEvent;
+    this.#namespace = namespace;
+    this.#labelOf = labelOf;
   }
 
   /** True when someone listens to events (build them only then). */
   get listening(): boolean {
-    return this.#onEvent !== undefined;
+    return this.#onEvent !== undefined || eventChannel.hasSubscribers;
   }
 
-  /** Count a key event; the object goes to `onEvent` only if there is one. */
+  /** Count a key event; the object is built only for `onEvent` or a channel subscriber. */
   mark(type: KeyEvent, key: string): void {
     this.#stats[COUNTER[type]!]++;
-    if (this.#onEvent !== undefined) this.#deliver({ type, key } as CacheEvent);
+    if (this.#onEvent !== undefined || eventChannel.hasSubscribers) this.#deliver({ type, key } as CacheEvent);
   }
 
   /** Count `event` and pass it to `onEvent`; a throwing hook never breaks a `get`. */
@@ -91,10 +106,18 @@ export class Recorder {
       : COUNTER[event.type];
     if (counter !== undefined) this.#stats[counter]++;
     if (event.type === "near-invalidation") this.#stats.nearInvalidations += event.count;
-    if (this.#onEvent !== undefined) this.#deliver(event);
+    if (this.#onEvent !== undefined || eventChannel.hasSubscribers) this.#deliver(event);
   }
 
   #deliver(event: CacheEvent): void {
+    if (this.#labelOf !== undefined && "key" in event && event.key !== undefined) {
+      const label = this.#labelOf(event.key);
+      if (label !== undefined) event = { ...event, label };
+    }
+    // A subscriber's throw does not reach us: diagnostics_channel reports it
+    // as an uncaught exception on its own tick, as it does for every channel.
+    if (eventChannel.hasSubscribers) eventChannel.publish({ ...event, namespace: this.#namespace });
+    if (this.#onEvent === undefined) return;
     try {
       const result = this.#onEvent!(event);
       // An async hook's rejection would otherwise surface as an unhandled rejection.

@@ -315,6 +315,7 @@ Pipeline("strategies/mod.ts exports exactly the public values", async () => {
     "limit",
     "near",
     "pipeline",
+    "prometheus",
     "swr",
     "xfetch",
   ]);
