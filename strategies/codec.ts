@@ -5,10 +5,13 @@
  *
  * @module
  */
+import { formatPath, jsonRefusal, type Refusal, refusalOfError } from "./_json_check.ts";
+import { CodecError } from "./errors.ts";
 
 /**
- * A custom codec. `encode` throws (preferably a `TypeError`) for a value it
- * cannot represent: the caller then gets a `TypeError` and nothing is cached.
+ * A custom codec. `encode` throws (preferably a `CodecError`, with the
+ * `path` inside the value) for a value it cannot represent: the caller then
+ * gets a `CodecError` naming the key and nothing is cached.
  * `decode` throwing makes the stored value a miss, counted in `decodeErrors`.
  */
 export interface Codec<T> {
@@ -43,15 +46,29 @@ function kind(value: unknown): string {
   return typeof value;
 }
 
+function refused(refusal: Refusal, cause?: unknown): CodecError {
+  const path = formatPath(refusal.path);
+  return new CodecError(`${path} ${refusal.reason}`, { path, cause });
+}
+
 const json: ResolvedCodec = {
   name: "json",
   binary: false,
   encode(value) {
-    // JSON.stringify throws TypeError itself for BigInt and cycles; it
-    // returns undefined for functions and symbols, which would store nothing.
-    const out = JSON.stringify(value);
-    if (out === undefined) throw new TypeError(`a ${kind(value)} has no JSON form`);
-    return out;
+    let out: string | undefined;
+    try {
+      out = JSON.stringify(value);
+    } catch (cause) {
+      // A BigInt, a cycle, a throwing getter: say where.
+      throw refused(refusalOfError(value), cause);
+    }
+    // Stringify succeeded, so there is no cycle; what it would have changed
+    // silently (a Date into a string, a Map into {}) is refused here.
+    const refusal = out === undefined
+      ? jsonRefusal(value) ?? { reason: `is ${kind(value)} (JSON has no form for it)`, path: [] }
+      : jsonRefusal(value);
+    if (refusal !== undefined) throw refused(refusal);
+    return out!;
   },
   decode: (payload) => JSON.parse(text(payload)),
 };
@@ -63,11 +80,11 @@ const string: ResolvedCodec = {
   name: "string",
   binary: false,
   encode(value) {
-    if (typeof value !== "string") throw new TypeError(`expected a string, got ${kind(value)}`);
+    if (typeof value !== "string") throw new CodecError(`expected a string, got ${kind(value)}`);
     // UTF-8 has no form for a lone surrogate: it would be stored as U+FFFD,
     // and every hit would then serve another string than the one loaded.
     const lone = value.search(LONE_SURROGATE);
-    if (lone >= 0) throw new TypeError(`a lone surrogate at index ${lone} has no UTF-8 form`);
+    if (lone >= 0) throw new CodecError(`a lone surrogate at index ${lone} has no UTF-8 form`);
     return value;
   },
   decode: text,
@@ -77,7 +94,7 @@ const bytes: ResolvedCodec = {
   name: "bytes",
   binary: true,
   encode(value) {
-    if (!(value instanceof Uint8Array)) throw new TypeError(`expected a Uint8Array, got ${kind(value)}`);
+    if (!(value instanceof Uint8Array)) throw new CodecError(`expected a Uint8Array, got ${kind(value)}`);
     return value;
   },
   // No copy: our client returns a buffers-mode bulk string as a fresh copy,

@@ -56,3 +56,71 @@ export class OverloadedError extends Error {
 export function isOverloadedError(e: unknown): e is OverloadedError {
   return hasBrand(e, "OverloadedError");
 }
+
+/** Where a value the codec refused was and whose it was: options of {@linkcode CodecError}. */
+export interface CodecErrorOptions extends HerdlessErrorOptions {
+  /** Where in the value the codec stopped: `$` is the value, `$.user.createdAt` a field in it. @default {"$"} */
+  path?: string;
+  /** The data key the value was loaded for. */
+  key?: string;
+  /** The pipeline's `label` for its identity, when it has one. */
+  label?: string;
+}
+
+/**
+ * A codec refused a value it cannot store faithfully: the json codec a
+ * `Date`, `Map`, `Set`, `BigInt`, typed array, class instance, `NaN`, a
+ * cycle..., the string codec a lone surrogate, a custom codec whatever its
+ * `encode` threw. Nothing was cached; a `get` that loaded the value rejects
+ * with it. A `TypeError`, so code written for the earlier `TypeError` still
+ * catches it.
+ *
+ * @example Tell which field is in the way
+ * ```ts
+ * import { connect, isCodecError, pipeline } from "@herdless/herdless";
+ * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+ * const users = pipeline({ redis, ttlMs: 60_000, namespace: "codec-doc", label: (id) => `user ${String(id)}` });
+ * try {
+ *   await users.get("42", () => ({ name: "Ada", createdAt: new Date(0) }));
+ * } catch (error) {
+ *   if (isCodecError(error)) console.log(error.path, error.label); // "$.createdAt" "user 42"
+ * }
+ * await users.close();
+ * await redis.close();
+ * ```
+ */
+export class CodecError extends TypeError {
+  /** Where in the value the codec stopped: `$` for the value itself, `$.items[3].at` inside it. */
+  readonly path: string;
+  /** The data key the value was for, when known. */
+  readonly key: string | undefined;
+  /** The identity's label (the pipeline's `label` option), when there is one. */
+  readonly label: string | undefined;
+  /**
+   * Create the error (the codecs and the cache do; a custom codec may too).
+   *
+   * @param message what was refused and why.
+   * @param options the path inside the value, the key, the label, the cause.
+   */
+  constructor(message: string, options?: CodecErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "CodecError";
+    brand(this, "CodecError");
+    this.path = options?.path ?? "$";
+    this.key = options?.key;
+    this.label = options?.label;
+  }
+}
+
+/**
+ * True when `e` is a {@linkcode CodecError} from any copy of herdless.
+ *
+ * @example Works across package copies
+ * ```ts
+ * import { CodecError, isCodecError } from "@herdless/herdless";
+ * console.log(isCodecError(new CodecError("no")), isCodecError(new TypeError("no"))); // true false
+ * ```
+ */
+export function isCodecError(e: unknown): e is CodecError {
+  return hasBrand(e, "CodecError");
+}

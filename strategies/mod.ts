@@ -33,7 +33,15 @@ export { jitter, type JitterOptions, type JitterStrategy } from "./jitter.ts";
 export { xfetch, type XfetchOptions, type XfetchStrategy } from "./xfetch.ts";
 export { swr, type SwrOptions, type SwrStrategy } from "./swr.ts";
 export { limit, type LimitOptions, type LimitStrategy } from "./limit.ts";
-export { isOverloadedError, isTimeoutError, OverloadedError, TimeoutError } from "./errors.ts";
+export {
+  CodecError,
+  type CodecErrorOptions,
+  isCodecError,
+  isOverloadedError,
+  isTimeoutError,
+  OverloadedError,
+  TimeoutError,
+} from "./errors.ts";
 export type { Codec, CodecOption } from "./codec.ts";
 export type {
   CacheContext,

@@ -173,6 +173,7 @@ export class Core {
       failOpen,
       versions,
       now,
+      label,
       emit,
       reread: async (keys) => (await reader.read(keys, undefined)).entry,
     });

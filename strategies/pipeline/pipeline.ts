@@ -261,7 +261,7 @@ class PipelineCache<T> implements Cache<T> {
       const o = optionsObject<SetOptions>("set", options);
       const call = this.#callOptions("set", o);
       const keys = this.#core.keys(identity);
-      await this.#core.publisher.set(keys, value, call);
+      await this.#core.publisher.set(keys, value, call, identity);
       this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });

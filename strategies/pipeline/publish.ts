@@ -12,7 +12,8 @@
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
-import type { CacheEvent, Entry, FillRequest, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
+import { CodecError, isCodecError } from "../errors.ts";
+import type { CacheEvent, Entry, FillRequest, Identity, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
@@ -31,6 +32,8 @@ export interface PublisherContext {
   readonly failOpen: boolean;
   readonly versions: Versions;
   readonly now: () => number;
+  /** The pipeline's `label` option, to name an identity whose value the codec refused. */
+  readonly label: ((identity: Identity) => string) | undefined;
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
@@ -108,7 +111,7 @@ export class Publisher {
     }
     let stored: Stored | undefined;
     try {
-      stored = this.#shape(key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp });
+      stored = this.#shape(key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp }, req.identity);
     } catch (error) {
       c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
       throw error;
@@ -145,9 +148,14 @@ export class Publisher {
   }
 
   /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
-  async set(keys: Keys, value: unknown, options: { ttlMs: number; tags: readonly string[] }): Promise<void> {
+  async set(
+    keys: Keys,
+    value: unknown,
+    options: { ttlMs: number; tags: readonly string[] },
+    identity: Identity,
+  ): Promise<void> {
     const stamp = await this.#c.versions.stamp(options.tags);
-    const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp })!;
+    const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp }, identity)!;
     await this.#write(keys, stored, "force", undefined, this.#deadline(stored));
   }
 
@@ -187,12 +195,35 @@ export class Publisher {
     return publish(c.redis, publication, { timeoutMs });
   }
 
+  // A value the codec refused, named by its key and, with a `label`, its
+  // identity's label; the path inside the value comes from the codec.
+  #codecError(key: string, identity: Identity, error: unknown): CodecError {
+    const c = this.#c;
+    let label: string | undefined;
+    try {
+      label = c.label === undefined ? undefined : String(c.label(identity));
+    } catch {
+      // A label that throws must not hide the codec's reason.
+    }
+    const name = label === undefined ? key : `${label} (${key})`;
+    const inner = isCodecError(error) ? error : undefined;
+    const reason = error instanceof Error ? error.message : String(error);
+    const message = `Cannot cache ${name}: the ${c.codec.name} codec cannot encode the loaded value (${reason})`;
+    return new CodecError(message, {
+      path: inner?.path ?? "$",
+      key,
+      ...(label === undefined ? {} : { label }),
+      cause: error,
+    });
+  }
+
   // The write phase: windows from the write strategies, then the envelope.
   // Undefined when nothing is to be stored (a not-found with negativeTtlMs 0).
   #shape(
     key: string,
     value: unknown,
     o: { ttlMs: number; tags: readonly string[]; loadMs: number; stamp: Stamp },
+    identity: Identity,
   ): Stored | undefined {
     const c = this.#c;
     const negative = value === undefined;
@@ -215,10 +246,7 @@ export class Publisher {
     try {
       payload = negative ? "" : c.codec.encode(value);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new TypeError(`Cannot cache ${key}: the ${c.codec.name} codec cannot encode the loaded value (${reason})`, {
-        cause: error,
-      });
+      throw this.#codecError(key, identity, error);
     }
     // A string is sent as UTF-8: at most 3 bytes per UTF-16 code unit, so
     // only a string that might be over the limit is measured.

@@ -8,6 +8,7 @@ import { jitter } from "../../strategies/jitter.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
+import { CodecError, isCodecError } from "../../strategies/errors.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { client, events, origin, rejects } from "./_helpers.ts";
 
@@ -98,8 +99,11 @@ Envelope("anything that is not a version-2 envelope is refused with a reason, as
 
 Envelope("built-in codecs refuse what they cannot represent", () => {
   const json = resolveCodec("json");
-  assert.throws(() => json.encode(10n), TypeError);
-  assert.throws(() => json.encode(() => 1), /a function has no JSON form/);
+  assert.throws(
+    () => json.encode(10n),
+    (e: Error) => e.name === "CodecError" && e.message === "$ is a BigInt (JSON has none)",
+  );
+  assert.throws(() => json.encode(() => 1), (e: Error) => e.message === "$ is a function (JSON drops it)");
   assert.throws(() => resolveCodec("string").encode(1), /expected a string, got number/);
   assert.throws(() => resolveCodec("bytes").encode("x"), /expected a Uint8Array, got string/);
   assert.throws(
@@ -212,35 +216,119 @@ Codec("a custom codec's encode and decode are used", async () => {
   await cache.close();
 });
 
-Codec("a value the codec cannot encode is a TypeError, caches nothing and frees the lease", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
-  const keys = cache.keys("big");
-  // The reason in parentheses is the engine's own wording (V8 and JavaScriptCore differ).
-  const prefix = `^Cannot cache ${
-    keys.data.replace(/[{}]/g, "\\$&")
-  }: the json codec cannot encode the loaded value \\(`;
-  await rejects(() => cache.get("big", () => ({ n: 10n })), TypeError, new RegExp(`${prefix}.*BigInt.*\\)$`));
-  const circular: Record<string, unknown> = {};
-  circular.self = circular;
-  await rejects(
-    () => cache.get("big", () => circular),
-    TypeError,
-    new RegExp(`${prefix}.*(circular|cyclic).*\\)$`, "is"),
-  );
-  assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
-  assert.is(cache.stats().loadErrors, 2);
-  // Nothing blocks the next caller: the lease went with the failure.
-  assert.is(await cache.get("big", () => "fine"), "fine");
-  const strings = pipeline({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
-  await rejects(
-    () => strings.get("n", () => 5 as never),
-    TypeError,
-    `Cannot cache ${
-      strings.keys("n").data
-    }: the string codec cannot encode the loaded value (expected a string, got number)`,
-  );
+Codec(
+  "a value the codec cannot encode is a CodecError naming the key and the path, caches nothing and frees the lease",
+  async () => {
+    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+    const keys = cache.keys("big");
+    const prefix = `Cannot cache ${keys.data}: the json codec cannot encode the loaded value`;
+    const error = await rejects(
+      () => cache.get("big", () => ({ n: 10n })),
+      CodecError,
+      `${prefix} ($.n is a BigInt (JSON has none))`,
+    ) as CodecError;
+    assert.ok(error instanceof TypeError);
+    assert.equal([error.path, error.key, error.label], ["$.n", keys.data, undefined]);
+    const circular: Record<string, unknown> = { list: [] };
+    (circular.list as unknown[]).push({ back: circular });
+    await rejects(
+      () => cache.get("big", () => circular),
+      CodecError,
+      `${prefix} ($.list[0].back refers back to an object that contains it (a cycle))`,
+    );
+    assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
+    assert.is(cache.stats().loadErrors, 2);
+    // Nothing blocks the next caller: the lease went with the failure.
+    assert.is(await cache.get("big", () => "fine"), "fine");
+    const strings = pipeline({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+    await rejects(
+      () => strings.get("n", () => 5 as never),
+      CodecError,
+      `Cannot cache ${
+        strings.keys("n").data
+      }: the string codec cannot encode the loaded value (expected a string, got number)`,
+    );
+    await cache.close();
+    await strings.close();
+  },
+);
+
+Codec("json refuses what would not come back as it was, naming the label and the path inside the value", async () => {
+  const cache = pipeline<unknown>({
+    redis,
+    ttlMs: 1000,
+    namespace: ns(),
+    label: (id) => `user ${(id as readonly unknown[])[1]}`,
+  });
+  class Point {
+    x = 1;
+  }
+  const sparse: unknown[] = [1];
+  sparse[2] = 3;
+  const cases: [unknown, string, string][] = [
+    [{ user: { createdAt: new Date(0) } }, "$.user.createdAt", "is a Date (it would come back as a string)"],
+    [{ m: new Map([[1, 2]]) }, "$.m", "is a Map (it would come back as {})"],
+    [[new Set([1])], "$[0]", "is a Set (it would come back as {})"],
+    [{ big: 1n }, "$.big", "is a BigInt (JSON has none)"],
+    [
+      { bin: new Uint8Array([1]) },
+      "$.bin",
+      "is a Uint8Array (it would come back as a plain object; use the bytes codec or encode it)",
+    ],
+    [
+      { "a b": new ArrayBuffer(2) },
+      '$["a b"]',
+      "is an ArrayBuffer (it would come back as a plain object; use the bytes codec or encode it)",
+    ],
+    [[1, undefined], "$[1]", "is undefined in an array (it would come back as null)"],
+    [sparse, "$[1]", "is undefined in an array (it would come back as null)"],
+    [{ f: () => 1 }, "$.f", "is a function (JSON drops it)"],
+    [{ s: Symbol("s") }, "$.s", "is a symbol (JSON drops it)"],
+    [{ n: [0, NaN] }, "$.n[1]", "is NaN (it would come back as null)"],
+    [{ n: -Infinity }, "$.n", "is -Infinity (it would come back as null)"],
+    [{ j: { toJSON: () => 1 } }, "$.j", "has a toJSON method (it would come back as what toJSON returns)"],
+    [new Point(), "$", "is a Point instance (it would come back as a plain object, without its class)"],
+  ];
+  for (const [value, path, reason] of cases) {
+    const id = ["user", 7];
+    const error = await rejects(
+      () => cache.get(id, () => value),
+      CodecError,
+      `Cannot cache user 7 (${cache.keys(id).data}): the json codec cannot encode the loaded value (${path} ${reason})`,
+    ) as CodecError;
+    assert.ok(isCodecError(error));
+    assert.equal([error.path, error.label, error.key], [path, "user 7", cache.keys(id).data]);
+  }
+  // What round-trips is accepted as is: an undefined property reads back as undefined all the same.
+  const ok = {
+    a: undefined,
+    b: [null, "", 0, false],
+    c: Object.assign(Object.create(null), { d: 1 }),
+    "\ud800": "\udfff",
+  };
+  assert.equal(await cache.get(["user", 8], () => ok), ok);
+  assert.equal(await cache.get(["user", 8], () => "other"), {
+    b: [null, "", 0, false],
+    c: { d: 1 },
+    "\ud800": "\udfff",
+  });
+  // set() refuses the same way.
+  await rejects(() => cache.set(["user", 9], { at: new Date(0) }), CodecError, /\(\$\.at is a Date/);
+  assert.is(cache.stats().loadErrors, cases.length);
   await cache.close();
-  await strings.close();
+});
+
+Codec("the string codec's refusal of a lone surrogate is a CodecError", async () => {
+  const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+  const error = await rejects(
+    () => cache.get("s", () => "ok \ud83d then"),
+    CodecError,
+    `Cannot cache ${
+      cache.keys("s").data
+    }: the string codec cannot encode the loaded value (a lone surrogate at index 3 has no UTF-8 form)`,
+  ) as CodecError;
+  assert.equal([error.key, error.path], [cache.keys("s").data, "$"]);
+  await cache.close();
 });
 
 Codec("a corrupt or foreign value is a miss, counted, reported and overwritten", async () => {
