@@ -58,7 +58,9 @@ export function isOverloadedError(e: unknown): e is OverloadedError {
 }
 
 /** Where a value the codec refused was and whose it was: options of {@linkcode CodecError}. */
-export interface CodecErrorOptions extends HerdlessErrorOptions {
+export interface CodecErrorOptions {
+  /** The error that caused this one. */
+  cause?: unknown;
   /** Where in the value the codec stopped: `$` is the value, `$.user.createdAt` a field in it. @default {"$"} */
   path?: string;
   /** The data key the value was loaded for. */
