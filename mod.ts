@@ -28,6 +28,7 @@ export {
   connect,
   connectCluster,
   ConnectionError,
+  type ConnectionEvent,
   type ConnectOptions,
   CrossSlotError,
   isConnectionError,

@@ -32,6 +32,19 @@ export function serverName(o: ResolvedOptions): string {
   return `${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
 }
 
+/**
+ * The URL the client connects with, as an error message may show it: the
+ * user name kept, the password replaced by `***`, the database when not 0.
+ */
+export function describeUrl(o: ResolvedOptions): string {
+  const auth = o.username === undefined && o.password === undefined
+    ? ""
+    : `${o.username === undefined ? "" : encodeURIComponent(o.username)}${o.password === undefined ? "" : ":***"}@`;
+  if (o.path) return `unix://${auth}${o.path}${o.db === 0 ? "" : `?db=${o.db}`}`;
+  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
+  return `${o.tls ? "rediss" : "redis"}://${auth}${host}:${o.port}${o.db === 0 ? "" : `/${o.db}`}`;
+}
+
 /** Where the socket goes, for error messages. */
 export function describeTarget(o: ResolvedOptions): string {
   if (o.path) return `unix:${o.path}`;

@@ -23,6 +23,7 @@ import { exposeDeadlines } from "./_debug.ts";
 import { Connection, type ConnectionHooks } from "./connection.ts";
 import { ConnectionError, ProtocolError, TimeoutError } from "./errors.ts";
 import { handshake } from "./handshake.ts";
+import { func } from "./_validate.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { Subscriptions } from "./subscriptions.ts";
 import { ClientTracking } from "./tracking.ts";
@@ -31,6 +32,7 @@ import { describeTarget, serverName } from "./_transport.ts";
 import type {
   Arg,
   CommandTraceContext,
+  ConnectionEvent,
   RedisLike,
   Reply,
   SendOptions,
@@ -45,15 +47,16 @@ import type {
 export type PushListener = (push: Reply[]) => void;
 
 /**
- * Connect to Redis. Rejects when the first attempt fails (a `ConnectionError`,
- * or the server's `RedisReplyError` for a bad password); afterwards the
- * client reconnects by itself.
+ * Connect to Redis. Rejects with a `ConnectionError` when the first attempt
+ * fails (nothing listens, a timeout, or the server refused the password or
+ * the database: then the message names the URL with the password hidden and
+ * the server's `RedisReplyError` is the `cause`); afterwards the client
+ * reconnects by itself.
  *
  * @param target a `redis://`, `rediss://` or `unix://` URL, or options; `redis://127.0.0.1:6379` when omitted.
  * @returns the client, connected and past its handshake.
  * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
- * @throws {ConnectionError} (as a rejection) when the first connection attempt fails.
- * @throws {RedisReplyError} (as a rejection) when the server refuses the handshake (a wrong password, a db out of range).
+ * @throws {ConnectionError} (as a rejection) when the first connection attempt fails or the server refuses the handshake (a wrong password, a db out of range).
  * @example Connect, send, close
  * ```ts
  * import { connect } from "@herdless/herdless";
@@ -123,6 +126,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #idle: (() => void) | undefined;
   readonly #checkIdle = (): void => this.#maybeIdle();
   #closedPromise: Promise<void> | undefined;
+  readonly #listeners = new Set<(event: ConnectionEvent) => void>();
   /** Settles when the first connection is ready or has failed. */
   readonly ready: Promise<void>;
 
@@ -137,6 +141,7 @@ export class RedisClient implements RedisLike, TrackingClient {
    */
   constructor(options: ResolvedOptions) {
     this.#o = options;
+    if (options.onEvent !== undefined) this.#listeners.add(options.onEvent);
     this.#hooks = {
       push: (value) => {
         if (this.#tracking.push(value)) return;
@@ -262,7 +267,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const first = Array.isArray(command) ? command[0] : undefined;
     const context: CommandTraceContext = {
       command: typeof first === "string" ? first.toUpperCase() : "(binary)",
-      server: this.#server ??= serverName(this.#o),
+      server: this.#serverName,
     };
     return commandChannel.tracePromise(() => this.#send(command, options), context);
   }
@@ -338,6 +343,50 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   /**
+   * Hear the connection's state from now on: `connect` (socket open),
+   * `ready` (handshake done), `disconnect` (with the cause), `reconnecting`
+   * (with the attempt number and the delay), `error` (an attempt failed, and
+   * why). To hear the first attempt too, pass `onEvent` to `connect()`.
+   *
+   * @param listener called with each event; a throw is ignored (it must not break the client).
+   * @returns the function that stops listening.
+   * @example Log the connection's state
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect({
+   *   url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+   *   onEvent: (event) => console.log(event.type, event.server), // "connect" then "ready"
+   * });
+   * const stop = redis.onEvent((event) => {
+   *   if (event.type === "disconnect") console.warn("Redis lost:", event.cause);
+   *   if (event.type === "reconnecting") console.warn(`reconnect attempt ${event.attempt} in ${event.delayMs} ms`);
+   * });
+   * stop();
+   * await redis.close();
+   * ```
+   */
+  onEvent(listener: (event: ConnectionEvent) => void): () => void {
+    func("listen", "listener", listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(event: ConnectionEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A logging hook must not break reconnects.
+      }
+    }
+  }
+
+  /** `host:port` or the socket path, as events name the server. */
+  get #serverName(): string {
+    return (this.#server ??= serverName(this.#o));
+  }
+
+  /**
    * Wait for every command already issued to be answered (or to time out),
    * then close the socket. Commands issued after this call reject with
    * `ConnectionError`; while disconnected, what is queued rejects at once.
@@ -407,7 +456,19 @@ export class RedisClient implements RedisLike, TrackingClient {
     if (cmd.state === SETTLED) return;
     const written = cmd.state === WRITTEN;
     const waited = Date.now() - cmd.issuedAt;
-    cmd.fail(new TimeoutError(`Command ${commandName(cmd)} timed out after ${waited} ms`, waited));
+    // Never written because there is no connection: say so, and why the last attempt failed.
+    const offline = !written && !this.#connected;
+    const last = offline ? this.#lastError : undefined;
+    const why = !offline
+      ? ""
+      : `: not connected to ${describeTarget(this.#o)}${last === undefined ? "" : ` (last error: ${errorText(last)})`}`;
+    cmd.fail(
+      new TimeoutError(
+        `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
+        waited,
+        last === undefined ? undefined : { cause: last },
+      ),
+    );
     // A written command is always on the current connection: a close rejects them all.
     if (written) this.#conn?.watchOverdue(cmd);
     this.#maybeIdle();
@@ -428,6 +489,7 @@ export class RedisClient implements RedisLike, TrackingClient {
       conn = await Connection.open(this.#o, this.#hooks);
     } catch (error) {
       this.#lastError = error;
+      this.#emit({ type: "error", server: this.#serverName, error });
       if (first) {
         this.#shutdown(error as ConnectionError);
         throw error;
@@ -440,21 +502,30 @@ export class RedisClient implements RedisLike, TrackingClient {
       return;
     }
     this.#conn = conn;
+    this.#emit({ type: "connect", server: this.#serverName });
     try {
       await handshake(conn, this.#o, this.#subscriptions);
     } catch (error) {
+      // A ConnectionError naming the URL (password hidden), the server's refusal as its cause.
       this.#lastError = error;
+      this.#emit({ type: "error", server: this.#serverName, error });
+      // A refusal leaves the socket open: the loss is handled here, not by
+      // #onClose (unless the socket closing is what failed the handshake).
+      const mine = this.#conn === conn;
+      if (mine) this.#conn = undefined;
       conn.destroy();
       if (first) {
-        this.#shutdown(new ConnectionError("The handshake failed", { cause: error }));
+        this.#shutdown(error as ConnectionError);
         throw error;
       }
+      if (mine) this.#scheduleReconnect();
       return;
     }
     if (this.#conn !== conn) return;
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
+    this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
     if (this.#tracking.wanted) this.#retrack(conn);
     const offline = this.#offline;
@@ -480,7 +551,9 @@ export class RedisClient implements RedisLike, TrackingClient {
     if (this.#conn !== conn) return;
     this.#conn = undefined;
     this.#pastWrites += conn.writes;
+    const wasReady = this.#connected;
     this.#connected = false;
+    if (wasReady) this.#emit({ type: "disconnect", server: this.#serverName, cause: error });
     this.#tracking.lost(`the connection to ${describeTarget(this.#o)} was lost`);
     const cause = this.#lastError;
     const target = describeTarget(this.#o);
@@ -495,7 +568,8 @@ export class RedisClient implements RedisLike, TrackingClient {
     // Commands the socket never took wait for the next connection, ahead of later ones.
     const unsent = conn.takeUnsent();
     if (unsent.length > 0) this.#offline = this.#offline.length === 0 ? unsent : unsent.concat(this.#offline);
-    if (this.#closed) return;
+    // Never ready yet: this is the first attempt, whose failure is connect()'s rejection, not a reconnect.
+    if (this.#closed || this.#generation === 0) return;
     if (this.#o.reconnect === false || this.#closing) {
       this.#shutdown(new ConnectionError(`Connection to ${target} closed`, { cause }));
       return;
@@ -512,6 +586,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #scheduleReconnect(): void {
     if (this.#closed || this.#o.reconnect === false) return;
     const delay = reconnectDelay(this.#attempt++, this.#o.reconnect, Math.random);
+    this.#emit({ type: "reconnecting", server: this.#serverName, attempt: this.#attempt, delayMs: delay });
     this.#startOfflineSweep();
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined;
@@ -545,4 +620,8 @@ export class RedisClient implements RedisLike, TrackingClient {
     clearInterval(this.#offlineSweep);
     this.#offlineSweep = undefined;
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -2,8 +2,9 @@
  * What a fresh connection sends before any command of the caller's: HELLO
  * (RESP3, with AUTH and SETNAME in it) or AUTH and CLIENT SETNAME (RESP2),
  * SELECT, and the subscriptions to restore, all in one write. A refusal
- * (a wrong password, a db out of range) rejects with the server's
- * `RedisReplyError`.
+ * (a wrong password, a db out of range) rejects with a `ConnectionError`
+ * that names the URL (password hidden) and what was refused, the server's
+ * `RedisReplyError` as its cause.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import type { Connection } from "./connection.ts";
 import { ConnectionError, RedisReplyError, TimeoutError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { isSubscribeKind, type Subscriptions } from "./subscriptions.ts";
-import { describeTarget } from "./_transport.ts";
+import { describeTarget, describeUrl } from "./_transport.ts";
 import type { Arg, Reply } from "./types.ts";
 
 /**
@@ -47,8 +48,7 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
  * @param connection a connection just opened, with nothing written on it yet.
  * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
  * @param subscriptions what to subscribe to again.
- * @throws {RedisReplyError} (as a rejection) when the server refuses a step.
- * @throws {ConnectionError} (as a rejection) for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
+ * @throws {ConnectionError} (as a rejection) when the server refuses a step (its `RedisReplyError` as the cause), or for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
  */
 export async function handshake(
   connection: Connection,
@@ -57,14 +57,42 @@ export async function handshake(
 ): Promise<void> {
   try {
     await exchange(connection, o, subscriptions);
-  } catch (cause) {
-    // A refused AUTH or SELECT is the server's word and stays a RedisReplyError.
-    if (cause instanceof RedisReplyError) throw cause;
+  } catch (caught) {
+    const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
+    if (cause instanceof RedisReplyError) throw new ConnectionError(refusal(o, step, cause), { cause });
     throw new ConnectionError(
       `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
       { cause },
     );
   }
+}
+
+/** A handshake step that failed, and why. */
+interface Refused {
+  readonly step: readonly Arg[] | undefined;
+  readonly error: unknown;
+}
+
+function isRefused(value: unknown): value is Refused {
+  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+}
+
+const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
+
+/** What the server refused, in words: the URL (password hidden), the step, the server's text. */
+function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
+  const url = describeUrl(o);
+  const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
+  if (auth) {
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    const what = o.password === undefined
+      ? `the server requires a password and none was given`
+      : `the server refused the password of ${who}`;
+    return `Cannot connect to ${url}: ${what} (${error.message})`;
+  }
+  if (name === "SELECT") return `Cannot connect to ${url}: the server refused SELECT ${o.db} (${error.message})`;
+  return `Cannot connect to ${url}: the server refused ${name || "the handshake"} (${error.message})`;
 }
 
 /** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
@@ -76,7 +104,8 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
     const cmd = new Command(args, false);
     const reply = new Promise<Reply>((resolve, reject) => {
       cmd.resolve = resolve;
-      cmd.reject = reject;
+      // Which step failed decides the message (a password, a database).
+      cmd.reject = (error) => reject({ step: args, error } satisfies Refused);
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
@@ -87,7 +116,12 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
+      reject(
+        {
+          step: undefined,
+          error: new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs),
+        } satisfies Refused,
+      );
     }, o.connectTimeoutMs);
   });
   try {

@@ -31,6 +31,7 @@ export {
 export type {
   Arg,
   CommandTraceContext,
+  ConnectionEvent,
   RedisLike,
   Reply,
   ReplyMap,

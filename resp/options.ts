@@ -5,8 +5,9 @@
  * @module
  */
 import type { ConnectionOptions as TlsOptions } from "node:tls";
+import type { ConnectionEvent } from "./types.ts";
 import { parseRedisUrl } from "./url.ts";
-import { intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./_validate.ts";
+import { func, intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./_validate.ts";
 
 /** Reconnection backoff: capped, jittered exponential. */
 export interface ReconnectOptions {
@@ -48,6 +49,12 @@ export interface ConnectOptions {
   offlineTimeoutMs?: number;
   /** Reconnect after a loss, or `false` to stay closed. @default {{ minMs: 50, maxMs: 2000 }} */
   reconnect?: ReconnectOptions | false;
+  /**
+   * Hears the connection's state: connect, ready, disconnect (with the
+   * cause), reconnecting (with the attempt), error. Given here it hears the
+   * first attempt too; a throwing listener is ignored.
+   */
+  onEvent?: (event: ConnectionEvent) => void;
 }
 
 /** Options with defaults applied and values checked: what `RedisClient` runs on. */
@@ -66,6 +73,7 @@ export interface ResolvedOptions {
   offlineQueue: number;
   offlineTimeoutMs: number;
   reconnect: { minMs: number; maxMs: number } | false;
+  onEvent: ((event: ConnectionEvent) => void) | undefined;
 }
 
 const WHERE = "connect";
@@ -115,6 +123,7 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
     offlineQueue,
     offlineTimeoutMs: nonNegativeInt(WHERE, "offlineTimeoutMs", o.offlineTimeoutMs ?? 10_000),
     reconnect,
+    onEvent: o.onEvent === undefined ? undefined : func<(event: ConnectionEvent) => void>(WHERE, "onEvent", o.onEvent),
   };
 }
 

@@ -113,3 +113,20 @@ export interface CommandTraceContext {
   /** The error, set when the command fails. */
   error?: unknown;
 }
+
+/**
+ * A change in a `RedisClient`'s connection, as `connect({ onEvent })` and
+ * `client.onEvent()` report it. `server` is `host:port` or the socket path.
+ *
+ * - `connect`: a socket is open; the handshake (AUTH, HELLO, SELECT) follows.
+ * - `ready`: the handshake is done and commands flow; `generation` counts the connections so far.
+ * - `disconnect`: a ready connection was lost; `cause` is the socket error, when there was one.
+ * - `reconnecting`: the next attempt starts in `delayMs`; `attempt` counts from 1 since the last ready connection.
+ * - `error`: a connection attempt failed (nothing listens, a timeout, the server refused the password); `error` says why.
+ */
+export type ConnectionEvent =
+  | { readonly type: "connect"; readonly server: string }
+  | { readonly type: "ready"; readonly server: string; readonly generation: number }
+  | { readonly type: "disconnect"; readonly server: string; readonly cause: unknown }
+  | { readonly type: "reconnecting"; readonly server: string; readonly attempt: number; readonly delayMs: number }
+  | { readonly type: "error"; readonly server: string; readonly error: unknown };

@@ -17,16 +17,27 @@ test.after(async (ctx) => {
 });
 
 for (const resp of [2, 3] as const) {
-  test(`RESP${resp}: an ACL user with the right password connects; with the wrong one, connect() rejects with WRONGPASS`, async ({ server }) => {
+  test(`RESP${resp}: a wrong password is a ConnectionError naming the URL (password hidden), the server's WRONGPASS as cause`, async ({ server }) => {
     const ok = await connect({ url: `redis://app:app-pass@127.0.0.1:${server.port}`, resp });
     assert.is(await ok.send(["ACL", "WHOAMI"]), "app");
     ok.destroy();
+    const events: string[] = [];
     const e = (await rejects(
-      () => connect({ host: "127.0.0.1", port: server.port, username: "app", password: "wrong", resp }),
-      RedisReplyError,
-      "WRONGPASS",
-    )) as RedisReplyError;
-    assert.is(e.code, "WRONGPASS");
+      () =>
+        connect({
+          url: `redis://app:wrong-secret@127.0.0.1:${server.port}/2`,
+          resp,
+          onEvent: (event) => events.push(event.type),
+        }),
+      ConnectionError,
+      new RegExp(
+        `^Cannot connect to redis://app:\\*\\*\\*@127\\.0\\.0\\.1:${server.port}/2: the server refused the password of user "app" \\(WRONGPASS `,
+      ),
+    )) as ConnectionError;
+    assert.not.match(e.message, /wrong-secret/);
+    assert.instance(e.cause, RedisReplyError);
+    assert.is((e.cause as RedisReplyError).code, "WRONGPASS");
+    assert.equal(events, ["connect", "error"]);
   });
 }
 
@@ -38,6 +49,28 @@ test("a password alone authenticates the default user; none at all is refused at
   const e = (await rejects(() => anon.send(["GET", "x"]), RedisReplyError, "NOAUTH")) as RedisReplyError;
   assert.is(e.code, "NOAUTH");
   anon.destroy();
+});
+
+test("RESP3 without a password is refused in the handshake: a ConnectionError saying none was given", async ({ server }) => {
+  const e = (await rejects(
+    () => connect({ url: server.url, resp: 3 }),
+    ConnectionError,
+    new RegExp(
+      `^Cannot connect to redis://127\\.0\\.0\\.1:${server.port}: the server requires a password and none was given \\(NOAUTH `,
+    ),
+  )) as ConnectionError;
+  assert.is((e.cause as RedisReplyError).code, "NOAUTH");
+});
+
+test("a database out of range is a ConnectionError naming SELECT, the server's error as cause", async ({ server }) => {
+  const e = (await rejects(
+    () => connect({ url: `redis://:main-secret@127.0.0.1:${server.port}/99` }),
+    ConnectionError,
+    new RegExp(
+      `^Cannot connect to redis://:\\*\\*\\*@127\\.0\\.0\\.1:${server.port}/99: the server refused SELECT 99 \\(ERR `,
+    ),
+  )) as ConnectionError;
+  assert.instance(e.cause, RedisReplyError);
 });
 
 test("db is selected and name set on connect, over a unix socket too", async ({ server }) => {

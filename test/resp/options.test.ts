@@ -25,10 +25,43 @@ url("unix:// with query parameters", () => {
     username: "u",
   });
 });
-url("bad URLs are TypeErrors that name the setting", () => {
-  assert.throws(() => parseRedisUrl("http://x"), /'url' must start with redis:\/\/, rediss:\/\/ or unix:\/\//);
-  assert.throws(() => parseRedisUrl("not a url"), /'url' is not a valid URL/);
-  assert.throws(() => parseRedisUrl("redis://h/abc"), /the database in 'url' must be a non-negative integer/);
+url("bad URLs are TypeErrors that name the mistake, with the password hidden", () => {
+  const cases: [string, string][] = [
+    ["http://x", `'url' must start with redis://, rediss:// or unix://, got "http://x" (scheme "http")`],
+    [
+      "localhost:6379",
+      `'url' must start with redis://, rediss:// or unix://, got "localhost:6379" (scheme "localhost"; did you mean "redis://localhost:6379"?)`,
+    ],
+    [
+      "not a url",
+      `'url' must start with redis://, rediss:// or unix:// (e.g. redis://127.0.0.1:6379), got "not a url"`,
+    ],
+    ["redis:/host:6379", `'url' needs "//" after "redis:" (redis://...), got "redis:/host:6379"`],
+    ["rediss:host", `'url' needs "//" after "rediss:" (rediss://...), got "rediss:host"`],
+    ["redis://h:99999", `the port in 'url' must be an integer in 1..65535, got "99999" in "redis://h:99999"`],
+    [
+      "redis://u:pw@h:6a79/1",
+      `the port in 'url' must be an integer in 1..65535, got "6a79" in "redis://u:***@h:6a79/1"`,
+    ],
+    [
+      "redis://:s3cret@h/abc",
+      `the database in 'url' must be a non-negative integer, got "abc" in "redis://:***@h/abc"`,
+    ],
+    [
+      "unix:///tmp/r.sock?db=x&password=pw",
+      `the database in 'url' must be a non-negative integer, got "x" in "unix:///tmp/r.sock?db=x&password=***"`,
+    ],
+  ];
+  for (const [url, message] of cases) {
+    assert.throws(
+      () => parseRedisUrl(url),
+      (e: Error) => e instanceof TypeError && e.message === `Cannot connect: ${message}`,
+      url,
+    );
+  }
+  // What is right still parses: brackets, an empty port, a db.
+  assert.equal(parseRedisUrl("redis://[::1]:6380/2"), { tls: false, host: "::1", port: 6380, db: 2 });
+  assert.equal(parseRedisUrl("redis://h:"), { tls: false, host: "h" });
 });
 
 const opts = suite("resolveConnectOptions()");

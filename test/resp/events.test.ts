@@ -1,0 +1,106 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, TimeoutError } from "../../resp/mod.ts";
+import type { ConnectionEvent } from "../../resp/types.ts";
+import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { rejects, until } from "../support/assert.ts";
+
+const test = suite<{ server: RedisServer }>("RedisClient: connection events and offline errors");
+test.before(async (ctx) => {
+  ctx.server = await startRedis();
+});
+test.after(async (ctx) => {
+  await ctx.server?.stop();
+});
+
+test("connect, ready, disconnect, reconnecting with the attempt, error, then connect and ready again", async ({ server }) => {
+  const events: ConnectionEvent[] = [];
+  const redis = await connect({
+    url: server.url,
+    reconnect: { minMs: 10, maxMs: 40 },
+    onEvent: (event) => events.push(event),
+  });
+  const address = `127.0.0.1:${server.port}`;
+  try {
+    assert.equal(events, [{ type: "connect", server: address }, { type: "ready", server: address, generation: 1 }]);
+    // A second listener added later, and one that throws: neither breaks anything.
+    const late: string[] = [];
+    const stop = redis.onEvent((event) => late.push(event.type));
+    redis.onEvent(() => {
+      throw new Error("a broken logger");
+    });
+    await server.kill();
+    await until(() => events.filter((e) => e.type === "error").length >= 2);
+    const lost = events.slice(2);
+    assert.is(lost[0]!.type, "disconnect");
+    assert.is(lost[1]!.type, "reconnecting");
+    const attempts = lost.filter((e) => e.type === "reconnecting").map((e) => (e as { attempt: number }).attempt);
+    assert.equal(attempts, attempts.map((_, i) => i + 1));
+    const failures = lost.filter((e) => e.type === "error") as { error: unknown }[];
+    assert.instance(failures[0]!.error, Error);
+    stop();
+    const heard = late.length;
+    await server.restart();
+    await until(() => events.at(-1)?.type === "ready");
+    assert.equal(events.slice(-2), [
+      { type: "connect", server: address },
+      { type: "ready", server: address, generation: 2 },
+    ]);
+    assert.is(late.length, heard, "a stopped listener hears nothing");
+    assert.is(await redis.send(["PING"]), "PONG");
+  } finally {
+    redis.destroy();
+  }
+});
+
+test("a command that times out while disconnected names the target and the last socket error", async ({ server }) => {
+  const errors: unknown[] = [];
+  const redis = await connect({
+    url: server.url,
+    reconnect: { minMs: 10, maxMs: 40 },
+    onEvent: (event) => {
+      if (event.type === "error") errors.push(event.error);
+    },
+  });
+  try {
+    await server.kill();
+    await until(() => errors.length >= 1);
+    const e = (await rejects(
+      () => redis.send(["GET", "k"], { timeoutMs: 50 }),
+      TimeoutError,
+      new RegExp(
+        `^Command GET timed out after \\d+ ms: not connected to redis://127\\.0\\.0\\.1:${server.port} \\(last error: .+\\)$`,
+      ),
+    )) as TimeoutError;
+    assert.ok(errors.includes(e.cause), "the cause is the error of a failed attempt");
+    assert.ok(e.message.includes((e.cause as Error).message));
+  } finally {
+    redis.destroy();
+    await server.restart();
+  }
+});
+
+test("a command that times out on a live connection says nothing about the connection", async ({ server }) => {
+  const redis = await connect(server.url);
+  try {
+    server.signal("SIGSTOP");
+    await rejects(
+      () => redis.send(["GET", "k"], { timeoutMs: 50 }),
+      TimeoutError,
+      /^Command GET timed out after \d+ ms$/,
+    );
+  } finally {
+    server.signal("SIGCONT");
+    redis.destroy();
+  }
+});
+
+test("onEvent must be a function, named in the message", async () => {
+  await rejects(
+    () => connect({ onEvent: 5 as never }),
+    TypeError,
+    "Cannot connect: 'onEvent' must be a function, got number",
+  );
+});
+
+test.run();
