@@ -7,11 +7,12 @@
  * (`handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
- * the public API's JSDoc and examples, and the ~275 lines of code are what
- * stays once the socket, the handshake and the subscriptions have their own
- * files: the public API, the offline queue and its sweep, reconnects. They
- * share one lifecycle's state (connected, closing, the current connection);
- * split further, each part would reach into the others.
+ * the public API's JSDoc and examples, and the ~330 lines of code are what
+ * stays once the socket, the handshake, the subscriptions and the trace
+ * channels have their own files: the public API, the offline queue and its
+ * sweep, reconnects and the connection events that report them. They share
+ * one lifecycle's state (connected, closing, the current connection, the
+ * last error); split further, each part would reach into the others.
  *
  * @module
  */
