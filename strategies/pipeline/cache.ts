@@ -63,8 +63,10 @@ export interface PipelineOptions<T> {
    * Names an identity in events (`label`) and in `herdless:get` traces
    * (`identity`), e.g. `(id) => String(id[0])` for "user" without the user's
    * id. Without it, events and traces carry only the hashed data key, so
-   * nothing personal in an identity reaches logs by accident. Called when
-   * keys are derived; keep it cheap, and return something safe to log.
+   * nothing personal in an identity reaches logs by accident. Called only
+   * while someone listens (an `onEvent`, a channel subscriber) or when a
+   * codec refuses a value; keep it cheap, and return something safe to log.
+   * A label that throws is counted in `eventErrors` and the key stands in.
    */
   label?: (identity: Identity) => string;
 }

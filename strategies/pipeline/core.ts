@@ -194,21 +194,30 @@ export class Core {
     return keys;
   }
 
-  /** The label of `identity` (the caller's `label` option), or the data key when there is none. */
+  /** The label of `identity` (the caller's `label` option), or the data key when there is none or it threw. */
   traceName(identity: Identity, key: string): string {
-    return this.label === undefined ? key : this.#labelOf(identity);
+    return (this.label === undefined ? undefined : this.#labelOf(identity)) ?? key;
   }
 
-  #labelOf(identity: Identity): string {
-    const label = this.label!(identity);
-    return typeof label === "string" ? label : String(label);
+  // A label that throws names nothing (the key stands in) and is counted in
+  // eventErrors: a logging aid must never fail a get.
+  #labelOf(identity: Identity): string | undefined {
+    try {
+      const label = this.label!(identity);
+      return typeof label === "string" ? label : String(label);
+    } catch {
+      this.rec.hookFailed();
+      return undefined;
+    }
   }
 
   // Bounded like the key memo: an event for a key forgotten since names no label, nothing breaks.
   #remember(key: string, identity: Identity): void {
     if (this.#labels.has(key)) return;
+    const label = this.#labelOf(identity);
+    if (label === undefined) return;
     if (this.#labels.size >= KEY_MEMO_SIZE) this.#labels.clear();
-    this.#labels.set(key, this.#labelOf(identity));
+    this.#labels.set(key, label);
   }
 
   #keys(identity: Identity): Keys {

@@ -128,6 +128,11 @@ export class Recorder {
     }
   }
 
+  /** Count a user hook that threw (`onEvent`, `label`): reported in `eventErrors`, otherwise ignored. */
+  hookFailed(): void {
+    this.#stats.eventErrors++;
+  }
+
   /** A copy of the counters, with `nearEntries` as given. */
   snapshot(nearEntries: number): CacheStats {
     return { ...this.#stats, nearEntries };

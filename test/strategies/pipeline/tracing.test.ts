@@ -128,6 +128,34 @@ Tracing(
   },
 );
 
+Tracing(
+  "a label that throws never fails a get: the key stands in, the failure is counted; a label that is not a function is refused",
+  async () => {
+    const cache = pipeline<string>({
+      redis,
+      ttlMs: 5000,
+      namespace: ns(),
+      label: () => {
+        throw new Error("broken label");
+      },
+    });
+    const trace = watch<GetTraceContext>("herdless:get");
+    try {
+      assert.is(await cache.get("x", () => "v"), "v");
+    } finally {
+      trace.stop();
+    }
+    assert.is(trace.seen[0]!.context.identity, cache.keys("x").data);
+    assert.ok(cache.stats().eventErrors >= 1);
+    await cache.close();
+    await rejects(
+      () => pipeline({ redis, ttlMs: 5000, label: "user" as never }),
+      TypeError,
+      "Cannot create pipeline: 'label' must be a function, got string",
+    );
+  },
+);
+
 Tracing("herdless:event publishes every event with its namespace and label, and stops when unsubscribed", async () => {
   const namespace = ns();
   const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, label: (id) => `page:${String(id)}` }, lease());
