@@ -17,7 +17,15 @@ import { nonNegativeInt, optionsObject, positiveInt, show } from "./_validate.ts
 export interface ClusterOptions extends
   Pick<
     ConnectOptions,
-    "username" | "password" | "tls" | "resp" | "name" | "connectTimeoutMs" | "commandTimeoutMs" | "reconnect"
+    | "username"
+    | "password"
+    | "tls"
+    | "resp"
+    | "name"
+    | "connectTimeoutMs"
+    | "commandTimeoutMs"
+    | "reconnect"
+    | "onEvent"
   > {
   /** Nodes to read the slot map from: `redis://host:port` URLs or `host:port`. One reachable node is enough. */
   seeds: readonly string[];
@@ -94,6 +102,8 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
       "connectTimeoutMs",
       "commandTimeoutMs",
       "reconnect",
+      // Each node's client reports its own connection; `server` tells them apart.
+      "onEvent",
     ] as const
   ) {
     if (o[k] !== undefined) (common as Record<string, unknown>)[k] = o[k];

@@ -4,7 +4,7 @@ import { type ClusterClient, connectCluster, CrossSlotError, isCrossSlotError, k
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { ConnectionError, isConnectionError, RedisReplyError, TimeoutError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
-import type { Arg, Reply } from "../../resp/types.ts";
+import type { Arg, ConnectionEvent, Reply } from "../../resp/types.ts";
 import { rejects, until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
 import { parseClusterNodes, type RedisCluster, startCluster } from "../support/redis-cluster.ts";
@@ -186,6 +186,27 @@ routing("every key lands on the primary that owns its slot, with no redirection"
   assert.is(owners.size, primaries.length, "the keys spread over every primary");
   assert.is(redis.stats().moved, 0);
   assert.is(redis.stats().asked, 0);
+});
+
+routing("onEvent hears each node's connection, told apart by server", async (ctx) => {
+  const events: ConnectionEvent[] = [];
+  const redis = await connectCluster({ seeds: ctx.cluster.seeds.slice(0, 1), onEvent: (e) => events.push(e) });
+  try {
+    const ports = ctx.cluster.primaries().map((p) => p.port);
+    // One command per primary: each node's client connects on first use, or already has.
+    for (const port of ports) {
+      const key = Array.from({ length: 200 }, (_, i) => `ev:${i}`).find((k) =>
+        ctx.cluster.ownerOf(keySlot(k)) === port
+      )!;
+      await redis.send(["GET", key]);
+    }
+    for (const port of ports) {
+      const mine = events.filter((e) => e.server === `127.0.0.1:${port}`).map((e) => e.type);
+      assert.ok(mine.includes("connect") && mine.includes("ready"), `${port}: ${mine.join(",")}`);
+    }
+  } finally {
+    redis.destroy();
+  }
 });
 
 routing(
