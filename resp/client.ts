@@ -460,9 +460,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     // Never written because there is no connection: say so, and why the last attempt failed.
     const offline = !written && !this.#connected;
     const last = offline ? this.#lastError : undefined;
-    const why = !offline
-      ? ""
-      : `: not connected to ${describeTarget(this.#o)}${last === undefined ? "" : ` (last error: ${errorText(last)})`}`;
+    const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     cmd.fail(
       new TimeoutError(
         `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
@@ -605,9 +603,12 @@ export class RedisClient implements RedisLike, TrackingClient {
         if (cmd.state !== QUEUED) continue;
         if (now - cmd.issuedAt >= limit) {
           cmd.fail(
-            new ConnectionError(`Not connected to ${describeTarget(this.#o)} for ${limit} ms (offlineTimeoutMs)`, {
-              cause: this.#lastError,
-            }),
+            new ConnectionError(
+              `Not connected to ${describeTarget(this.#o)} for ${limit} ms (offlineTimeoutMs)${
+                lastErrorText(this.#lastError)
+              }`,
+              { cause: this.#lastError },
+            ),
           );
         } else keep.push(cmd);
       }
@@ -623,6 +624,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** ` (last error: ...)` naming why the last attempt failed, or nothing when none is known. */
+function lastErrorText(error: unknown): string {
+  return error === undefined ? "" : ` (last error: ${error instanceof Error ? error.message : String(error)})`;
 }

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, TimeoutError } from "../../resp/mod.ts";
+import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
 import type { ConnectionEvent } from "../../resp/types.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
@@ -62,9 +62,18 @@ test("a command that times out while disconnected names the target and the last 
       if (event.type === "error") errors.push(event.error);
     },
   });
+  const patientErrors: unknown[] = [];
+  const patient = await connect({
+    url: server.url,
+    offlineTimeoutMs: 30,
+    reconnect: { minMs: 10, maxMs: 40 },
+    onEvent: (event) => {
+      if (event.type === "error") patientErrors.push(event.error);
+    },
+  });
   try {
     await server.kill();
-    await until(() => errors.length >= 1);
+    await until(() => errors.length >= 1 && patientErrors.length >= 1);
     const e = (await rejects(
       () => redis.send(["GET", "k"], { timeoutMs: 50 }),
       TimeoutError,
@@ -74,8 +83,17 @@ test("a command that times out while disconnected names the target and the last 
     )) as TimeoutError;
     assert.ok(errors.includes(e.cause), "the cause is the error of a failed attempt");
     assert.ok(e.message.includes((e.cause as Error).message));
+    // A command that waited offlineTimeoutMs in the queue says the same.
+    await rejects(
+      () => patient.send(["PING"]),
+      ConnectionError,
+      new RegExp(
+        `^Not connected to redis://127\\.0\\.0\\.1:${server.port} for 30 ms \\(offlineTimeoutMs\\) \\(last error: .+\\)$`,
+      ),
+    );
   } finally {
     redis.destroy();
+    patient.destroy();
     await server.restart();
   }
 });
