@@ -102,6 +102,24 @@ export interface TrackingClient extends RedisLike {
  * What a subscriber of the `herdless:command` TracingChannel receives for
  * each command a `RedisClient` sends: its name (never its arguments) and the
  * server; `result` or `error` is set on the same object when it settles.
+ *
+ * @example Count commands by name
+ * ```ts
+ * import { channel } from "node:diagnostics_channel";
+ * import { type CommandTraceContext, connect } from "@herdless/herdless";
+ * const counts = new Map<string, number>();
+ * const count = (c: unknown) => {
+ *   const { command } = c as CommandTraceContext;
+ *   counts.set(command, (counts.get(command) ?? 0) + 1);
+ * };
+ * channel("tracing:herdless:command:start").subscribe(count);
+ * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+ * await redis.send(["SET", "k", "v"]);
+ * await redis.send(["GET", "k"]);
+ * channel("tracing:herdless:command:start").unsubscribe(count);
+ * console.log(counts.get("SET"), counts.get("GET")); // 1 1
+ * await redis.close();
+ * ```
  */
 export interface CommandTraceContext {
   /** The command's name as sent, upper-cased (`"GET"`, `"EVALSHA"`); never a key or a value. */

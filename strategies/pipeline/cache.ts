@@ -75,6 +75,28 @@ export interface PipelineOptions<T> {
  * What a subscriber of the `herdless:get` TracingChannel receives for each
  * `cache.get()`: `start` and `end` around the call, `asyncEnd` when it
  * settles, with `result` (the value) or `error` set on this same object.
+ *
+ * @example Time every get of a cache
+ * ```ts
+ * import { tracingChannel } from "node:diagnostics_channel";
+ * import { connect, type GetTraceContext, pipeline } from "@herdless/herdless";
+ * const started = new WeakMap<object, number>();
+ * const gets = tracingChannel<unknown, GetTraceContext>("herdless:get");
+ * const handlers = {
+ *   start: (c: GetTraceContext) => void started.set(c, performance.now()),
+ *   asyncEnd: (c: GetTraceContext) => console.log(c.identity, c.result, performance.now() - started.get(c)! >= 0),
+ *   end() {},
+ *   asyncStart() {},
+ *   error() {},
+ * };
+ * gets.subscribe(handlers);
+ * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+ * const pages = pipeline<string>({ redis, ttlMs: 60_000, namespace: "trace-doc", label: (id) => `page ${String(id)}` });
+ * await pages.get("home", () => "<h1>"); // logs: page home <h1> true
+ * gets.unsubscribe(handlers);
+ * await pages.close();
+ * await redis.close();
+ * ```
  */
 export interface GetTraceContext {
   /** The cache's namespace. */
