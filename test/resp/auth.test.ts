@@ -46,7 +46,7 @@ test("a password alone authenticates the default user; none at all is refused at
   assert.is(await ok.send(["ACL", "WHOAMI"]), "default");
   ok.destroy();
   const anon = await connect({ url: server.url });
-  const e = (await rejects(() => anon.send(["GET", "x"]), RedisReplyError, "NOAUTH")) as RedisReplyError;
+  const e = (await rejects(() => anon.send(["GET", "x"]), RedisReplyError, /^NOAUTH /)) as RedisReplyError;
   assert.is(e.code, "NOAUTH");
   anon.destroy();
 });
@@ -176,7 +176,7 @@ tls("rediss:// with the test's own CA connects and round-trips; an unknown CA is
   await rejects(
     () => connect({ url: `rediss://127.0.0.1:${ctx.server.port}`, connectTimeoutMs: 2000 }),
     ConnectionError,
-    "Cannot connect to rediss://127.0.0.1",
+    /^Cannot connect to rediss:\/\/127\.0\.0\.1:\d+: /,
   );
 });
 

@@ -26,7 +26,7 @@ test("10,000 concurrent commands resolve in order", async ({ redis }) => {
 
 test("a server error rejects with RedisReplyError and its code, and the next command still works", async ({ redis }) => {
   await redis.send(["SET", "str", "x"]);
-  const e = (await rejects(() => redis.send(["LPUSH", "str", "y"]), RedisReplyError, "WRONGTYPE")) as RedisReplyError;
+  const e = (await rejects(() => redis.send(["LPUSH", "str", "y"]), RedisReplyError, /^WRONGTYPE /)) as RedisReplyError;
   assert.is(e.code, "WRONGTYPE");
   const unknown = (await rejects(() => redis.send(["NOPE"]), RedisReplyError)) as RedisReplyError;
   assert.is(unknown.code, "ERR");
@@ -37,14 +37,14 @@ test("bad arguments are a TypeError naming the argument, and nothing is sent", a
   await rejects(
     () => redis.send(["SET", "k", {} as never]),
     TypeError,
-    "argument 2 must be a string, finite number or Uint8Array, got object",
+    "Cannot send: argument 2 must be a string, finite number or Uint8Array, got object",
   );
   await rejects(
     () => redis.send(["SET", "k", NaN]),
     TypeError,
-    "argument 2 must be a string, finite number or Uint8Array, got NaN",
+    "Cannot send: argument 2 must be a string, finite number or Uint8Array, got NaN",
   );
-  await rejects(() => redis.send([]), TypeError, "'command' must be a non-empty array");
+  await rejects(() => redis.send([]), TypeError, "Cannot send: 'command' must be a non-empty array");
   assert.is(await redis.send(["EXISTS", "k"]), 0);
 });
 
@@ -117,7 +117,7 @@ wire(
       const e = (await rejects(
         () => redis.send(["ECHO", "late"], { timeoutMs: 50 }),
         TimeoutError,
-        "ECHO timed out",
+        /^Command ECHO timed out after \d+ ms$/,
       )) as TimeoutError;
       assert.ok(e.waitedMs >= 50 && Date.now() - started >= 50);
       proxy.releaseReplies();
@@ -183,9 +183,9 @@ wire("a malformed reply is a ProtocolError for the commands in flight and closes
   await until(() => proxy.connections === 1);
   await new Promise((r) => setTimeout(r, 10));
   proxy.inject("?garbage\r\n");
-  const e = await rejects(() => p, Error, "at byte offset 0");
+  const e = await rejects(() => p, Error, "Invalid RESP: unknown type byte 0x3f at byte offset 0");
   assert.is(e.name, "ProtocolError");
-  await rejects(() => redis.send(["PING"]), ConnectionError, "closed");
+  await rejects(() => redis.send(["PING"]), ConnectionError, "The client is closed");
   assert.is(redis.connected, false);
 });
 
@@ -194,7 +194,7 @@ wire("close() waits for pending replies; destroy() rejects them", async ({ proxy
   proxy.holdReplies();
   const pending = a.send(["ECHO", "kept"]);
   const closed = a.close();
-  await rejects(() => a.send(["PING"]), ConnectionError, "closed");
+  await rejects(() => a.send(["PING"]), ConnectionError, "The client is closed");
   proxy.releaseReplies();
   assert.is(await pending, "kept");
   await closed;
@@ -204,7 +204,7 @@ wire("close() waits for pending replies; destroy() rejects them", async ({ proxy
   proxy.holdReplies();
   const lost = b.send(["ECHO", "lost"]);
   b.destroy();
-  await rejects(() => lost, ConnectionError, "destroyed");
+  await rejects(() => lost, ConnectionError, "The client was destroyed");
   proxy.releaseReplies();
 });
 

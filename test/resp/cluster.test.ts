@@ -75,7 +75,11 @@ options(
     );
     const single = await startRedis();
     try {
-      const e = await rejects(() => connectCluster([single.url]), ConnectionError, "Cannot read the cluster slot map");
+      const e = await rejects(
+        () => connectCluster([single.url]),
+        ConnectionError,
+        /^Cannot read the cluster slot map from any seed \(127\.0\.0\.1:\d+\)$/,
+      );
       assert.match(String((e.cause as Error).message), /cluster support disabled/);
     } finally {
       await single.stop();
@@ -249,10 +253,26 @@ routing("keys in different slots are refused with CrossSlotError before anything
   assert.is((e as CrossSlotError).code, "CROSSSLOT");
   assert.equal((e as CrossSlotError).keys, ["a", "b"]);
   assert.equal((e as CrossSlotError).slots, [15495, 3300]);
-  await rejects(() => redis.send(["DEL", "x", "x", "y"]), CrossSlotError, `("x" -> 16287, "y" -> 12222)`);
-  await rejects(() => redis.send(["MSET", "{t}a", 1, "b", 2]), CrossSlotError, "Cannot send MSET");
-  await rejects(() => new Script("return 1").run(redis, ["k1", "k2"], []), CrossSlotError, "Cannot send EVAL");
-  await rejects(() => redis.send(["MULTI"]), TypeError, "Cannot send MULTI through a ClusterClient");
+  await rejects(
+    () => redis.send(["DEL", "x", "x", "y"]),
+    CrossSlotError,
+    `Cannot send DEL: its keys hash to different slots ("x" -> 16287, "y" -> 12222); give keys used together a shared {hash tag}`,
+  );
+  await rejects(
+    () => redis.send(["MSET", "{t}a", 1, "b", 2]),
+    CrossSlotError,
+    `Cannot send MSET: its keys hash to different slots ("{t}a" -> 15891, "b" -> 3300); give keys used together a shared {hash tag}`,
+  );
+  await rejects(
+    () => new Script("return 1").run(redis, ["k1", "k2"], []),
+    CrossSlotError,
+    `Cannot send EVAL: its keys hash to different slots ("k1" -> 12706, "k2" -> 449); give keys used together a shared {hash tag}`,
+  );
+  await rejects(
+    () => redis.send(["MULTI"]),
+    TypeError,
+    "Cannot send MULTI through a ClusterClient: transactions need a dedicated connection to one node, which a ClusterClient does not offer (use a Lua script)",
+  );
   assert.is(await calls(), before, "nothing reached any node");
   // One hash tag, one slot: fine.
   assert.is(await redis.send(["MSET", "{t}a", 1, "{t}b", 2]), "OK");
@@ -465,7 +485,7 @@ lifecycle("a redirection loop ends after maxRedirections with the last redirecti
     const e = await rejects(
       () => client.send(["GET", `{${tag}}:missing`]),
       RedisReplyError,
-      "(gave up after 4 redirections: maxRedirections)",
+      /^ASK \d+ 127\.0\.0\.1:\d+ \(gave up after 4 redirections: maxRedirections\)$/,
     );
     // ASK, MOVED, ASK, MOVED followed; the fifth (an ASK) is returned.
     assert.is((e as RedisReplyError).code, "ASK");
@@ -530,9 +550,13 @@ lifecycle("a bad command is refused like RedisClient refuses it", async ({ redis
   await rejects(
     () => redis.send(["GET", null as unknown as string]),
     TypeError,
-    "Cannot send: argument 1 must be a string",
+    "Cannot send: argument 1 must be a string, finite number or Uint8Array, got null",
   );
-  await rejects(() => redis.send(["SSUBSCRIBE", "x"]), TypeError, "Cannot send SSUBSCRIBE through a ClusterClient");
+  await rejects(
+    () => redis.send(["SSUBSCRIBE", "x"]),
+    TypeError,
+    "Cannot send SSUBSCRIBE through a ClusterClient: sharded pub/sub needs a subscriber connection per shard, which a ClusterClient does not offer (use SUBSCRIBE)",
+  );
 });
 
 lifecycle.after(async () => {});

@@ -17,7 +17,7 @@ test("connect() rejects with ConnectionError when nothing listens", async ({ ser
   await rejects(
     () => connect({ port: server.port + 0, host: "127.0.0.1", path: "/nonexistent/redis.sock" }),
     ConnectionError,
-    "Cannot connect to unix:/nonexistent/redis.sock",
+    /^Cannot connect to unix:\/nonexistent\/redis\.sock: /,
   );
 });
 
@@ -86,7 +86,11 @@ test("a command that times out in the offline queue is never written", async ({ 
   const redis = await connect({ url: server.url, reconnect: { minMs: 10, maxMs: 20 } });
   await server.kill();
   await until(() => !redis.connected);
-  await rejects(() => redis.send(["INCR", "never"], { timeoutMs: 30 }), TimeoutError, "INCR timed out");
+  await rejects(
+    () => redis.send(["INCR", "never"], { timeoutMs: 30 }),
+    TimeoutError,
+    /^Command INCR timed out after \d+ ms$/,
+  );
   await server.restart();
   await until(() => redis.connected);
   assert.is(await redis.send(["GET", "never"]), null);
@@ -98,7 +102,7 @@ test("offlineQueue: false fails fast while disconnected; a full queue refuses mo
   const small = await connect({ url: server.url, offlineQueue: 2, reconnect: { minMs: 10, maxMs: 20 } });
   await server.kill();
   await until(() => !fast.connected && !small.connected);
-  await rejects(() => fast.send(["PING"]), ConnectionError, "Not connected to redis://127.0.0.1");
+  await rejects(() => fast.send(["PING"]), ConnectionError, /^Not connected to redis:\/\/127\.0\.0\.1:\d+$/);
   const held = [small.send(["PING"]), small.send(["PING"])];
   await rejects(() => small.send(["PING"]), ConnectionError, "The offline queue is full (2 commands)");
   await server.restart();
@@ -112,7 +116,11 @@ test("a dead Redis is an error in bounded time: offlineTimeoutMs", async ({ serv
   await server.kill();
   await until(() => !redis.connected);
   const started = Date.now();
-  await rejects(() => redis.send(["PING"]), ConnectionError, "for 100 ms (offlineTimeoutMs)");
+  await rejects(
+    () => redis.send(["PING"]),
+    ConnectionError,
+    /^Not connected to redis:\/\/127\.0\.0\.1:\d+ for 100 ms \(offlineTimeoutMs\)$/,
+  );
   assert.ok(Date.now() - started >= 100);
   redis.destroy();
   await server.restart();
@@ -122,7 +130,7 @@ test("reconnect: false closes the client for good on connection loss", async ({ 
   const redis = await connect({ url: server.url, reconnect: false });
   await server.kill();
   await until(() => !redis.connected);
-  await rejects(() => redis.send(["PING"]), ConnectionError, "closed");
+  await rejects(() => redis.send(["PING"]), ConnectionError, "The client is closed");
   await server.restart();
 });
 
@@ -133,7 +141,7 @@ test("connectTimeoutMs bounds a server that accepts but never answers the handsh
   await rejects(
     () => connect({ url: proxy.url, name: "hang", connectTimeoutMs: 80 }),
     ConnectionError,
-    "handshake failed",
+    /^Cannot connect to redis:\/\/127\.0\.0\.1:\d+: the handshake failed \(handshake timed out after 80 ms\)$/,
   );
   assert.ok(Date.now() - started >= 80);
   await proxy.close();
