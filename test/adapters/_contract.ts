@@ -17,7 +17,9 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { deferred, events, origin, rejects } from "../strategies/_helpers.ts";
+import { rejects } from "../support/assert.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred } from "../support/wait.ts";
 import type { Flavor, Opened } from "./_flavors.ts";
 
 const bytes = (...b: number[]) => new Uint8Array(b);

@@ -14,7 +14,9 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
-import { deferred, events, origin, rejects } from "../strategies/_helpers.ts";
+import { rejects } from "../support/assert.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred } from "../support/wait.ts";
 import { CLUSTERS, type Opened } from "./_flavors.ts";
 
 const Cluster = suite("adapters over cluster clients");

@@ -8,7 +8,9 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { startRedis } from "../support/redis-server.ts";
-import { deferred, events, origin, rejects } from "../strategies/_helpers.ts";
+import { rejects } from "../support/assert.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred } from "../support/wait.ts";
 import { contract } from "./_contract.ts";
 import { IOREDIS } from "./_flavors.ts";
 

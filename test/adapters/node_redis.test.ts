@@ -6,7 +6,7 @@ import { createClient, RESP_TYPES } from "redis5";
 import { fromNodeRedis } from "../../resp/adapters/node_redis.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { startRedis } from "../support/redis-server.ts";
-import { rejects } from "../strategies/_helpers.ts";
+import { rejects } from "../support/assert.ts";
 import { contract } from "./_contract.ts";
 import { NODE_REDIS } from "./_flavors.ts";
 

@@ -11,7 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { until } from "../strategies/_helpers.ts";
+import { until } from "../support/wait.ts";
 
 const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
 const KINDS = ["ioredis", "herdless", "node-redis", ...(isBun ? ["bun"] : [])];

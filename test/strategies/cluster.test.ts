@@ -16,7 +16,9 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
 import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
-import { deferred, events, origin, until } from "./_helpers.ts";
+import { namer } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
 interface Ctx {
   cluster: RedisCluster;
@@ -43,8 +45,7 @@ async function teardown(): Promise<void> {
   await ctx?.cluster.stop();
 }
 
-let n = 0;
-const ns = () => `cc${++n}`;
+const ns = namer("cc");
 
 /** The same cache in both "processes". */
 function caches<T>(

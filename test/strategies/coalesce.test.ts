@@ -1,34 +1,23 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/types.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, plant, rejects, tick } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `coal${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events, origin, plant } from "../support/strategies.ts";
+import { deferred, tick } from "../support/wait.ts";
 
 const Coalesce = suite("coalesce()");
-Coalesce.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Coalesce.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Coalesce, { prefix: "coal" });
 
 Coalesce("coalesce() shares one load among concurrent callers and counts the joiners", async () => {
   const ev = events();
   const strategy = coalesce();
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent }, strategy);
   const hold = deferred();
   const o = origin(() => ({ v: 1 }));
   o.hold = hold.promise;
@@ -49,7 +38,7 @@ Coalesce(
   async () => {
     const ev = events();
     const strategy = coalesce();
-    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+    const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent }, strategy);
     const hold = deferred();
     const o = origin(() => "late");
     o.hold = hold.promise;
@@ -80,7 +69,7 @@ Coalesce(
   async () => {
     const ev = events();
     const strategy = coalesce();
-    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+    const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent }, strategy);
     const unwind = deferred();
     const second = deferred();
     let calls = 0;
@@ -120,7 +109,7 @@ Coalesce(
 Coalesce("coalesce() hands a failure to every joined caller, then forgets it", async () => {
   const ev = events();
   const strategy = coalesce();
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent }, strategy);
   const hold = deferred();
   const boom = new Error("origin down");
   const o = origin((call) => {
@@ -145,7 +134,7 @@ Coalesce("coalesce() hands a failure to every joined caller, then forgets it", a
 Coalesce("coalesce() leaves its map empty after 100,000 distinct keys, loaded or failed", async () => {
   const strategy = coalesce();
   // 5,000 gets at once on a busy 2-core machine: the test is about the map, not timeouts.
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), commandTimeoutMs: 60_000 }, strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), commandTimeoutMs: 60_000 }, strategy);
   let peak = 0;
   const boom = new Error("odd");
   for (let batch = 0; batch < 20; batch++) {
@@ -167,12 +156,12 @@ Coalesce("coalesce() leaves its map empty after 100,000 distinct keys, loaded or
   const stats = cache.stats();
   assert.is(stats.loads, 100_000);
   assert.is(stats.loadErrors, 50_000);
-  await redis.send(["FLUSHDB"]);
+  await db.redis.send(["FLUSHDB"]);
   await cache.close();
 });
 
 Coalesce("independent keys do not block each other", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const slow = origin(() => "slow");
   slow.hold = hold.promise;
@@ -197,7 +186,7 @@ Coalesce("a caller who misses never joins a background refresh, which may end wi
       },
   };
   const cache = pipeline(
-    { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 },
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
     xfetch(),
     coalesce(),
     holdBackground,
@@ -205,11 +194,11 @@ Coalesce("a caller who misses never joins a background refresh, which may end wi
   );
   const keys = cache.keys("k");
   // Fresh but close to expiry with a slow last load: xfetch refreshes early.
-  await plant(redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
+  await plant(db.redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
   assert.is(await cache.get("k", () => "unused"), "current");
   // Another process takes over refreshing, and the value expires meanwhile.
-  await redis.send(["SET", keys.lease, "another-process", "PX", 5000]);
-  await redis.send(["DEL", keys.data]);
+  await db.redis.send(["SET", keys.lease, "another-process", "PX", 5000]);
+  await db.redis.send(["DEL", keys.data]);
   const o = origin(() => "never");
   const miss = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
   gate.resolve();

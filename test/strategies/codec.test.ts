@@ -1,6 +1,5 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import type { Arg, SendOptions } from "../../resp/types.ts";
 import { decodeEnvelope, encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
 import { resolveCodec } from "../../strategies/codec.ts";
@@ -9,13 +8,9 @@ import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { CodecError, isCodecError } from "../../strategies/errors.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, events, origin, rejects } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `codec${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
 
 const Envelope = suite("envelope");
 
@@ -116,17 +111,10 @@ Envelope("built-in codecs refuse what they cannot represent", () => {
 Envelope.run();
 
 const Codec = suite("codecs");
-Codec.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Codec.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Codec, { prefix: "codec" });
 
 Codec("json (the default) round-trips structured values", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease());
   const value = { name: "Ada", tags: ["x", "y"], n: 1.5, nested: { ok: true, none: null } };
   const o = origin(() => value);
   assert.equal(await cache.get("j", o.load), value);
@@ -136,25 +124,25 @@ Codec("json (the default) round-trips structured values", async () => {
 });
 
 Codec("string stores text as is, multi-byte characters included", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), codec: "string" });
   assert.is(await cache.get("s", () => "héllo ✓ 𝄞"), "héllo ✓ 𝄞");
   assert.is(await cache.get("s", () => "other"), "héllo ✓ 𝄞");
   assert.match(
-    String(await redis.send(["GET", cache.keys("s").data])),
+    String(await db.redis.send(["GET", cache.keys("s").data])),
     /^hl2;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};;héllo ✓ 𝄞$/,
   );
   await cache.close();
 });
 
 Codec("bytes is binary safe (CRLF, NUL, 0xFF) and returns a copy", async () => {
-  const cache = pipeline<Uint8Array>({ redis, ttlMs: 1000, namespace: ns(), codec: "bytes" }, lease());
+  const cache = pipeline<Uint8Array>({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), codec: "bytes" }, lease());
   const payload = new Uint8Array([0, 13, 10, 255, 36, 42, 13, 10, 0]);
   assert.equal([...(await cache.get("b", () => payload))], [...payload]);
   const cached = await cache.get("b", () => new Uint8Array([1]));
   assert.equal([...cached], [...payload]);
   // A view past the envelope header of the client's own copy of the value:
   // it pins that value (a few header bytes more than the payload), never a socket chunk.
-  const stored = Number(await redis.send(["STRLEN", cache.keys("b").data]));
+  const stored = Number(await db.redis.send(["STRLEN", cache.keys("b").data]));
   assert.is(cached.buffer.byteLength, stored, "a view would pin the socket chunk");
   const again = await cache.get("b", () => new Uint8Array([1]));
   assert.is.not(again.buffer, cached.buffer, "each hit gets its own copy");
@@ -167,16 +155,16 @@ Codec("a hit asks Redis for bytes only when the codec is binary: text is decoded
   const spy = {
     send(args: readonly Arg[], options?: SendOptions) {
       if (args[0] === "GET" && String(args[1]).endsWith(":data")) asked.push(options?.buffers);
-      return redis.send(args, options);
+      return db.redis.send(args, options);
     },
   };
-  const text = pipeline({ redis: spy, ttlMs: 1000, namespace: ns() });
+  const text = pipeline({ redis: spy, ttlMs: 1000, namespace: db.ns() });
   assert.equal(await text.get("t", () => ({ ok: "é" })), { ok: "é" });
   assert.equal(await text.get("t", () => ({ ok: "no" })), { ok: "é" });
-  const strings = pipeline<string>({ redis: spy, ttlMs: 1000, namespace: ns(), codec: "string" });
+  const strings = pipeline<string>({ redis: spy, ttlMs: 1000, namespace: db.ns(), codec: "string" });
   assert.is(await strings.get("s", () => "x"), "x");
   assert.equal(asked.splice(0).map(Boolean), [false, false, false]);
-  const bytes = pipeline<Uint8Array>({ redis: spy, ttlMs: 1000, namespace: ns(), codec: "bytes" });
+  const bytes = pipeline<Uint8Array>({ redis: spy, ttlMs: 1000, namespace: db.ns(), codec: "bytes" });
   assert.equal([...await bytes.get("b", () => new Uint8Array([1, 2]))], [1, 2]);
   assert.equal([...await bytes.get("b", () => new Uint8Array([3]))], [1, 2]);
   assert.equal(asked.map(Boolean), [true, true]);
@@ -186,7 +174,7 @@ Codec("a hit asks Redis for bytes only when the codec is binary: text is decoded
 Codec("bytes from an adapter that returns views of a larger buffer are copied once, never pinning it", async () => {
   const adapter = {
     async send(args: readonly Arg[], options?: SendOptions) {
-      const reply = await redis.send(args, options);
+      const reply = await db.redis.send(args, options);
       if (!(reply instanceof Uint8Array)) return reply;
       // What ioredis' callBuffer does: a slice of the socket chunk it read.
       const chunk = new Uint8Array(4096);
@@ -194,11 +182,11 @@ Codec("bytes from an adapter that returns views of a larger buffer are copied on
       return chunk.subarray(100, 100 + reply.length);
     },
   };
-  const cache = pipeline<Uint8Array>({ redis: adapter, ttlMs: 1000, namespace: ns(), codec: "bytes" });
+  const cache = pipeline<Uint8Array>({ redis: adapter, ttlMs: 1000, namespace: db.ns(), codec: "bytes" });
   await cache.get("b", () => new Uint8Array([1, 2, 3]));
   const cached = await cache.get("b", () => new Uint8Array([9]));
   assert.equal([...cached], [1, 2, 3]);
-  assert.is(cached.buffer.byteLength, Number(await redis.send(["STRLEN", cache.keys("b").data])));
+  assert.is(cached.buffer.byteLength, Number(await db.redis.send(["STRLEN", cache.keys("b").data])));
   await cache.close();
 });
 
@@ -207,7 +195,7 @@ Codec("a custom codec's encode and decode are used", async () => {
     encode: (d: Date) => new TextEncoder().encode(String(d.getTime())),
     decode: (b: Uint8Array) => new Date(Number(new TextDecoder().decode(b))),
   };
-  const cache = pipeline<Date>({ redis, ttlMs: 1000, namespace: ns(), codec });
+  const cache = pipeline<Date>({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), codec });
   const when = new Date(1_700_000_000_000);
   await cache.get("d", () => when);
   const back = await cache.get("d", () => new Date(0));
@@ -219,7 +207,7 @@ Codec("a custom codec's encode and decode are used", async () => {
 Codec(
   "a value the codec cannot encode is a CodecError naming the key and the path, caches nothing and frees the lease",
   async () => {
-    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+    const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease());
     const keys = cache.keys("big");
     const prefix = `Cannot cache ${keys.data}: the json codec cannot encode the loaded value`;
     const error = await rejects(
@@ -236,11 +224,11 @@ Codec(
       CodecError,
       `${prefix} ($.list[0].back refers back to an object that contains it (a cycle))`,
     );
-    assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
+    assert.is(await db.redis.send(["EXISTS", keys.data, keys.lease]), 0);
     assert.is(cache.stats().loadErrors, 2);
     // Nothing blocks the next caller: the lease went with the failure.
     assert.is(await cache.get("big", () => "fine"), "fine");
-    const strings = pipeline({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+    const strings = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), codec: "string" });
     await rejects(
       () => strings.get("n", () => 5 as never),
       CodecError,
@@ -255,9 +243,9 @@ Codec(
 
 Codec("json refuses what would not come back as it was, naming the label and the path inside the value", async () => {
   const cache = pipeline<unknown>({
-    redis,
+    redis: db.redis,
     ttlMs: 1000,
-    namespace: ns(),
+    namespace: db.ns(),
     label: (id) => `user ${(id as readonly unknown[])[1]}`,
   });
   class Point {
@@ -319,7 +307,7 @@ Codec("json refuses what would not come back as it was, naming the label and the
 });
 
 Codec("the string codec's refusal of a lone surrogate is a CodecError", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 1000, namespace: ns(), codec: "string" });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), codec: "string" });
   const error = await rejects(
     () => cache.get("s", () => "ok \ud83d then"),
     CodecError,
@@ -333,7 +321,7 @@ Codec("the string codec's refusal of a lone surrogate is a CodecError", async ()
 
 Codec("a corrupt or foreign value is a miss, counted, reported and overwritten", async () => {
   const ev = events();
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent }, lease());
   const cases: [string, string][] = [
     ["garbage", "not an envelope"],
     ["old", 'hl0;v;0;0;0;"old format"'],
@@ -342,11 +330,11 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   ];
   for (const [id, raw] of cases) {
     const data = cache.keys(id).data;
-    await redis.send(["SET", data, raw, "PX", 60_000]);
+    await db.redis.send(["SET", data, raw, "PX", 60_000]);
     const o = origin(() => `fresh ${id}`);
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
-    assert.ok(String(await redis.send(["GET", data])).startsWith("hl2;v;"), "overwritten by the fill");
+    assert.ok(String(await db.redis.send(["GET", data])).startsWith("hl2;v;"), "overwritten by the fill");
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
   }
@@ -357,7 +345,7 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   assert.match(first.error.message, /not a herdless envelope/);
   // A key of another Redis type is a foreign value too: a miss, then overwritten.
   const list = cache.keys("list");
-  await redis.send(["RPUSH", list.data, "x"]);
+  await db.redis.send(["RPUSH", list.data, "x"]);
   assert.is(await cache.get("list", () => "v"), "v");
   assert.is(await cache.get("list", () => "w"), "v");
   assert.is(cache.stats().decodeErrors, 10);
@@ -366,15 +354,15 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
 
 Codec("a not-found is returned as undefined and cached only when negativeTtlMs > 0", async () => {
   const none = origin(() => undefined);
-  const uncached = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const uncached = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease());
   assert.is(await uncached.get("missing", none.load), undefined);
   assert.is(await uncached.get("missing", none.load), undefined);
   assert.is(none.calls, 2);
-  assert.is(await redis.send(["EXISTS", uncached.keys("missing").data, uncached.keys("missing").lease]), 0);
+  assert.is(await db.redis.send(["EXISTS", uncached.keys("missing").data, uncached.keys("missing").lease]), 0);
 
   const found = origin(() => undefined);
   const cached = pipeline(
-    { redis, ttlMs: 10_000, namespace: ns(), negativeTtlMs: 500 },
+    { redis: db.redis, ttlMs: 10_000, namespace: db.ns(), negativeTtlMs: 500 },
     swr({ staleMs: 5000 }),
     lease(),
     jitter({ spreadMs: 1000 }),
@@ -384,9 +372,9 @@ Codec("a not-found is returned as undefined and cached only when negativeTtlMs >
   assert.is(found.calls, 1);
   assert.is(cached.stats().hits, 1);
   const data = cached.keys("missing").data;
-  assert.match(String(await redis.send(["GET", data])), /^hl2;n;\d{13};500;0;0;\d+;[\w-]{12};[\w-]{12};;$/);
+  assert.match(String(await db.redis.send(["GET", data])), /^hl2;n;\d{13};500;0;0;\d+;[\w-]{12};[\w-]{12};;$/);
   // Exactly negativeTtlMs: no stale window and no jitter for a marker.
-  const pttl = Number(await redis.send(["PTTL", data]));
+  const pttl = Number(await db.redis.send(["PTTL", data]));
   assert.ok(pttl > 0 && pttl <= 500, `pttl ${pttl}`);
   await uncached.close();
   await cached.close();

@@ -1,26 +1,13 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import { jitter } from "../../strategies/jitter.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, rejects } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `jit${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
 
 const Jitter = suite("jitter()");
-Jitter.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Jitter.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Jitter, { prefix: "jit" });
 
 Jitter("jitter() rejects a bad spread, and a spread not below the TTL", async () => {
   await rejects(
@@ -39,11 +26,11 @@ Jitter("jitter() rejects a bad spread, and a spread not below the TTL", async ()
     "Cannot create jitter: 'spreadMs' must be a positive integer, got 2.5",
   );
   await rejects(
-    () => pipeline({ redis, ttlMs: 1000 }, jitter({ spreadMs: 1000 })),
+    () => pipeline({ redis: db.redis, ttlMs: 1000 }, jitter({ spreadMs: 1000 })),
     RangeError,
     "Cannot use jitter: 'spreadMs' (1000) must be less than the TTL (1000)",
   );
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, jitter({ spreadMs: 600 }));
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, jitter({ spreadMs: 600 }));
   let called = false;
   await rejects(
     () => cache.get("k", () => (called = true), { ttlMs: 500 }),
@@ -60,9 +47,13 @@ async function pttlWith(
   spreadMs: number,
   ...extra: ReturnType<typeof swr>[]
 ): Promise<number> {
-  const cache = pipeline({ redis, ttlMs, namespace: ns(), random: () => random }, jitter({ spreadMs }), ...extra);
+  const cache = pipeline(
+    { redis: db.redis, ttlMs, namespace: db.ns(), random: () => random },
+    jitter({ spreadMs }),
+    ...extra,
+  );
   await cache.get("k", () => "v");
-  const pttl = Number(await redis.send(["PTTL", cache.keys("k").data]));
+  const pttl = Number(await db.redis.send(["PTTL", cache.keys("k").data]));
   await cache.close();
   return pttl;
 }
@@ -82,7 +73,7 @@ Jitter("random() close to 1 (and 1 itself) draws the high end of the window: ttl
 Jitter("the jittered fresh window is drawn once per publish and the stale window is added after it", async () => {
   let draws = 0;
   const cache = pipeline(
-    { redis, ttlMs: 60_000, namespace: ns(), random: () => (draws++, 0) },
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => (draws++, 0) },
     jitter({ spreadMs: 30_000 }),
     swr({ staleMs: 10_000 }),
   );
@@ -90,7 +81,7 @@ Jitter("the jittered fresh window is drawn once per publish and the stale window
   await cache.get("a", () => "v");
   await cache.get("b", () => "v");
   assert.is(draws, 2, "one draw per publish, none per read");
-  const pttl = Number(await redis.send(["PTTL", cache.keys("a").data]));
+  const pttl = Number(await db.redis.send(["PTTL", cache.keys("a").data]));
   assert.ok(pttl > 39_000 && pttl <= 40_000, `pttl ${pttl}`);
   await cache.close();
 });

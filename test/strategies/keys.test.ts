@@ -1,12 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
-import type { RedisClient } from "../../resp/client.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { checkNamespace, keysFor } from "../../strategies/pipeline/keys.ts";
 import type { Identity } from "../../strategies/types.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client } from "./_helpers.ts";
+import { useRedis } from "../support/fixture.ts";
 
 const Keys = suite("keysFor()");
 
@@ -113,19 +111,10 @@ Keys("checkNamespace() refuses a namespace with a lone surrogate, which would sh
 });
 
 const Cache = suite("pipeline() keys with lone surrogates");
-let server: RedisServer;
-let redis: RedisClient;
-Cache.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Cache.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Cache);
 
 Cache("a value cached for one lone surrogate is never served for another identity", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: "surrogates" });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: "surrogates" });
   try {
     for (const [a, b] of surrogatePairs) {
       assert.is(await cache.get(a, () => "first"), "first");

@@ -5,17 +5,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runWorkers } from "../support/processes.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client } from "./_helpers.ts";
+import { client, useRedis } from "../support/fixture.ts";
 
 const Processes = suite("lease() across processes");
-let shared: RedisServer;
-Processes.before(async () => {
-  shared = await startRedis();
-});
-Processes.after(async () => {
-  await shared?.stop();
-});
+const shared = useRedis(Processes, { clients: 0 });
 
 for (const mode of ["", "near"]) {
   Processes(

@@ -8,26 +8,13 @@ import type { Strategy } from "../../strategies/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `lease${++n}`;
+import { rejects } from "../support/assert.ts";
+import { client, useRedis } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
 const Lease = suite("lease()");
-Lease.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Lease.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Lease, { prefix: "lease", clients: 2 });
 
 Lease("lease() rejects bad options with messages naming the setting", async () => {
   await rejects(
@@ -67,7 +54,7 @@ Lease("lease() rejects bad options with messages naming the setting", async () =
 });
 
 async function burst(a: RedisClient, b: RedisClient): Promise<void> {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
   const one = pipeline({ redis: a, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
   const two = pipeline({ redis: b, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
@@ -87,11 +74,14 @@ async function burst(a: RedisClient, b: RedisClient): Promise<void> {
   await Promise.all([one.close(), two.close()]);
 }
 
-Lease("a cold burst of 50 gets through 2 RESP3 clients (push wake-ups) costs 1 origin call", () => burst(redis, other));
+Lease(
+  "a cold burst of 50 gets through 2 RESP3 clients (push wake-ups) costs 1 origin call",
+  () => burst(db.redis, db.other),
+);
 
 Lease("a cold burst of 50 gets through 2 RESP2 clients (polling) costs 1 origin call", async () => {
-  const a = await client(server.url, 2);
-  const b = await client(server.url, 2);
+  const a = await client(db.server.url, 2);
+  const b = await client(db.server.url, 2);
   try {
     await burst(a, b);
   } finally {
@@ -101,9 +91,9 @@ Lease("a cold burst of 50 gets through 2 RESP2 clients (polling) costs 1 origin 
 });
 
 Lease("RESP3 waiters are woken through client tracking: the command connection is never subscribed", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
-  const own = await client(server.url);
+  const own = await client(db.server.url);
   await own.send(["CLIENT", "SETNAME", "tracked-only"]);
   const a = pipeline({ redis: own, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
   const b = pipeline({ redis: own, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
@@ -112,11 +102,13 @@ Lease("RESP3 waiters are woken through client tracking: the command connection i
   o.hold = hold.promise;
   const calls = [a.get("k", o.load), b.get("k", o.load)];
   await ev.reach("wait", 1);
-  const line = String(await redis.send(["CLIENT", "LIST"])).split("\n").find((l) => l.includes("name=tracked-only"))!;
+  const line = String(await db.redis.send(["CLIENT", "LIST"])).split("\n").find((l) =>
+    l.includes("name=tracked-only")
+  )!;
   // Flag t (tracking), never P (pub/sub): Redis' pub/sub output-buffer limits never apply to it.
   assert.match(line, /flags=t\b/);
   assert.match(line, /\bsub=0\b/);
-  assert.is((await redis.send(["PUBSUB", "NUMSUB", `${namespace}:published`]) as unknown[])[1], 0);
+  assert.is((await db.redis.send(["PUBSUB", "NUMSUB", `${namespace}:published`]) as unknown[])[1], 0);
   hold.resolve();
   assert.equal(await Promise.all(calls), ["v", "v"]);
   await Promise.all([a.close(), b.close()]);
@@ -124,14 +116,14 @@ Lease("RESP3 waiters are woken through client tracking: the command connection i
 });
 
 Lease("a given wakeups client is subscribed once and the last cache to close unsubscribes", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const channel = `${namespace}:published`;
-  const numsub = async () => (await redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
+  const numsub = async () => (await db.redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
   const ev = events();
-  const listener = await client(server.url);
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
-  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
-  const polled = pipeline({ redis: other, ttlMs: 5000, namespace, wakeups: "poll" }, lease());
+  const listener = await client(db.server.url);
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
+  const b = pipeline({ redis: db.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent, wakeups: listener }, lease());
+  const polled = pipeline({ redis: db.other, ttlMs: 5000, namespace, wakeups: "poll" }, lease());
   const hold = deferred();
   const o = origin(() => "v");
   o.hold = hold.promise;
@@ -149,12 +141,15 @@ Lease("a given wakeups client is subscribed once and the last cache to close uns
 });
 
 Lease("a waiter on a RESP3 client is woken by the publication's push, not by polling", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
-  const a = pipeline({ redis: other, ttlMs: 5000, namespace }, lease());
+  const a = pipeline({ redis: db.other, ttlMs: 5000, namespace }, lease());
   // Its first look again would come after 30 s at the earliest, past its
   // 4 s deadline: only a push wake-up can end this wait in time.
-  const b = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease({ pollMs: 60_000, waitMs: 5_000 }));
+  const b = pipeline(
+    { redis: db.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    lease({ pollMs: 60_000, waitMs: 5_000 }),
+  );
   const hold = deferred();
   const owner = origin(() => "published");
   owner.hold = hold.promise;
@@ -171,8 +166,8 @@ Lease("a waiter on a RESP3 client is woken by the publication's push, not by pol
 });
 
 Lease("a fill that lands between the first read and the lease is used, never loaded twice", async () => {
-  const namespace = ns();
-  const theirs = pipeline({ redis: other, ttlMs: 5000, namespace }, lease());
+  const namespace = db.ns();
+  const theirs = pipeline({ redis: db.other, ttlMs: 5000, namespace }, lease());
   // Runs after this cache's read missed and before its lease attempt.
   const interpose: Strategy = {
     name: "interpose",
@@ -182,27 +177,27 @@ Lease("a fill that lands between the first read and the lease is used, never loa
         return next(req);
       },
   };
-  const mine = pipeline({ redis, ttlMs: 5000, namespace }, interpose, lease());
+  const mine = pipeline({ redis: db.redis, ttlMs: 5000, namespace }, interpose, lease());
   const o = origin(() => "mine");
   assert.is(await mine.get("k", o.load), "theirs");
   assert.is(o.calls, 0);
   const stats = mine.stats();
   assert.equal([stats.misses, stats.leasesWon, stats.loads], [1, 1, 0]);
-  assert.is(await redis.send(["EXISTS", mine.keys("k").lease]), 0, "the lease taken for nothing was released");
+  assert.is(await db.redis.send(["EXISTS", mine.keys("k").lease]), 0, "the lease taken for nothing was released");
   await Promise.all([mine.close(), theirs.close()]);
 });
 
 Lease("an origin failure reaches the owner's callers and a waiter takes over at once", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
   // A lease far longer than the wait: only an immediate release lets a waiter in.
   const a = pipeline(
-    { redis, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    { redis: db.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent },
     coalesce(),
     lease({ leaseMs: 30_000, waitMs: 2_000 }),
   );
   const b = pipeline(
-    { redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    { redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
     coalesce(),
     lease({ leaseMs: 30_000, waitMs: 2_000 }),
   );
@@ -226,10 +221,10 @@ Lease("an origin failure reaches the owner's callers and a waiter takes over at 
 });
 
 Lease("an owner whose caller leaves keeps loading and publishes for the waiters", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const b = pipeline({ redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
   const hold = deferred();
   const o = origin(() => "published anyway");
   o.hold = hold.promise;
@@ -252,12 +247,12 @@ Lease("an owner whose caller leaves keeps loading and publishes for the waiters"
 Lease(
   "an owner whose loader obeys its signal releases the lease, and a waiter takes over within its deadline",
   async () => {
-    const namespace = ns();
+    const namespace = db.ns();
     const ev = events();
     // A lease far longer than the wait: only an immediate release lets the waiter in.
-    const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
+    const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace }, lease({ leaseMs: 30_000, waitMs: 2_000 }));
     const b = pipeline(
-      { redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+      { redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
       lease({ leaseMs: 30_000, waitMs: 2_000 }),
     );
     const o = origin(() => "from the waiter");
@@ -265,7 +260,7 @@ Lease(
     const obeying = ({ signal }: { signal: AbortSignal }) =>
       new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
     const owner = a.get("k", obeying, { signal: controller.signal });
-    await until(async () => (await redis.send(["EXISTS", a.keys("k").lease])) === 1);
+    await until(async () => (await db.redis.send(["EXISTS", a.keys("k").lease])) === 1);
     const waiter = b.get("k", o.load);
     await ev.reach("wait", 1);
     controller.abort(new Error("owner's caller left"));
@@ -277,10 +272,10 @@ Lease(
 );
 
 Lease("a waiter whose caller leaves stops waiting at once and never calls the origin", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace }, lease());
+  const b = pipeline({ redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
   const hold = deferred();
   const o = origin(() => "v");
   o.hold = hold.promise;
@@ -298,9 +293,9 @@ Lease("a waiter whose caller leaves stops waiting at once and never calls the or
 });
 
 Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and zero origin calls", async () => {
-  const namespace = ns();
-  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease());
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace }, lease({ waitMs: 100 }));
+  const namespace = db.ns();
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace }, lease());
+  const b = pipeline({ redis: db.other, ttlMs: 5000, namespace }, lease({ waitMs: 100 }));
   const hold = deferred();
   const owner = origin(() => "v");
   owner.hold = hold.promise;
@@ -327,9 +322,9 @@ Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and ze
 });
 
 Lease("a real lease expiry lets a second owner in, and the first owner's late publish is rejected", async () => {
-  const namespace = ns();
-  const a = pipeline({ redis, ttlMs: 5000, namespace }, lease({ leaseMs: 150 }));
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace }, lease({ leaseMs: 1000 }));
+  const namespace = db.ns();
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace }, lease({ leaseMs: 150 }));
+  const b = pipeline({ redis: db.other, ttlMs: 5000, namespace }, lease({ leaseMs: 1000 }));
   const hold = deferred();
   const slow = origin(() => "older");
   slow.hold = hold.promise;
@@ -337,19 +332,19 @@ Lease("a real lease expiry lets a second owner in, and the first owner's late pu
   await slow.called();
   const keys = a.keys("k");
   // Redis drops the lease by itself while the first owner is still loading.
-  await until(async () => (await redis.send(["EXISTS", keys.lease])) === 0);
+  await until(async () => (await db.redis.send(["EXISTS", keys.lease])) === 0);
   assert.is(await b.get("k", () => "newer"), "newer");
   hold.resolve();
   assert.is(await first, "newer", "the late owner returns the value stored now");
   assert.is(a.stats().lateRejected, 1);
-  assert.match(String(await redis.send(["GET", keys.data])), /"newer"$/);
+  assert.match(String(await db.redis.send(["GET", keys.data])), /"newer"$/);
   await Promise.all([a.close(), b.close()]);
 });
 
 Lease("an owner that crashed holding the lease delays waiters only until the lease expires", async () => {
-  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, lease());
   const keys = cache.keys("k");
-  await redis.send(["SET", keys.lease, "a-crashed-process", "PX", 150]);
+  await db.redis.send(["SET", keys.lease, "a-crashed-process", "PX", 150]);
   const o = origin(() => "recovered");
   assert.is(await cache.get("k", o.load), "recovered");
   assert.is(o.calls, 1);
@@ -361,9 +356,9 @@ const ENVELOPE = "hl2;v;0000000000000;5000;0;0;0;id;epoch;;1";
 
 Lease("a wrong token can neither publish, renew nor release", async () => {
   const keys = { data: "scripts:{t}:data", lease: "scripts:{t}:lease" };
-  await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
+  await db.redis.send(["SET", keys.lease, "right", "PX", 10_000]);
   assert.is(
-    await publish(redis, {
+    await publish(db.redis, {
       key: keys.data,
       lease: keys.lease,
       mode: "guarded",
@@ -374,16 +369,16 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
     }),
     false,
   );
-  assert.is(await redis.send(["EXISTS", keys.data]), 0);
-  assert.is(await renewLease(redis, { keys, token: "wrong", leaseMs: 60_000 }), false);
-  assert.ok(Number(await redis.send(["PTTL", keys.lease])) <= 10_000);
-  assert.is(await releaseLease(redis, { keys, token: "wrong", channel: "ch" }), false);
-  assert.is(await redis.send(["GET", keys.lease]), "right");
+  assert.is(await db.redis.send(["EXISTS", keys.data]), 0);
+  assert.is(await renewLease(db.redis, { keys, token: "wrong", leaseMs: 60_000 }), false);
+  assert.ok(Number(await db.redis.send(["PTTL", keys.lease])) <= 10_000);
+  assert.is(await releaseLease(db.redis, { keys, token: "wrong", channel: "ch" }), false);
+  assert.is(await db.redis.send(["GET", keys.lease]), "right");
   // The right token can do all three.
-  assert.is(await renewLease(redis, { keys, token: "right", leaseMs: 60_000 }), true);
-  assert.ok(Number(await redis.send(["PTTL", keys.lease])) > 10_000);
+  assert.is(await renewLease(db.redis, { keys, token: "right", leaseMs: 60_000 }), true);
+  assert.ok(Number(await db.redis.send(["PTTL", keys.lease])) > 10_000);
   assert.is(
-    await publish(redis, {
+    await publish(db.redis, {
       key: keys.data,
       lease: keys.lease,
       mode: "guarded",
@@ -394,19 +389,19 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
     }),
     true,
   );
-  const stored = String(await redis.send(["GET", keys.data]));
+  const stored = String(await db.redis.send(["GET", keys.data]));
   assert.ok(
     /^hl2;v;\d{13};/.test(stored) && !stored.startsWith("hl2;v;0000000000000"),
     "stamped with the server's TIME",
   );
-  assert.is(await redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
-  await redis.send(["SET", keys.lease, "right", "PX", 10_000]);
-  assert.is(await releaseLease(redis, { keys, token: "right", channel: "ch" }), true);
-  assert.is(await redis.send(["EXISTS", keys.lease]), 0);
+  assert.is(await db.redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");
+  await db.redis.send(["SET", keys.lease, "right", "PX", 10_000]);
+  assert.is(await releaseLease(db.redis, { keys, token: "right", channel: "ch" }), true);
+  assert.is(await db.redis.send(["EXISTS", keys.lease]), 0);
 });
 
 Lease("renew: true keeps a long load's lease alive until it publishes", async () => {
-  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease({ leaseMs: 100, renew: true }));
+  const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, lease({ leaseMs: 100, renew: true }));
   const keys = cache.keys("k");
   const hold = deferred();
   const o = origin(() => "long load");
@@ -417,7 +412,7 @@ Lease("renew: true keeps a long load's lease alive until it publishes", async ()
   let renewals = 0;
   let last = Infinity;
   await until(async () => {
-    const pttl = Number(await other.send(["PTTL", keys.lease]));
+    const pttl = Number(await db.other.send(["PTTL", keys.lease]));
     assert.ok(pttl > 0, "the lease expired while renewing");
     if (pttl > last) renewals++;
     last = pttl;
@@ -426,16 +421,16 @@ Lease("renew: true keeps a long load's lease alive until it publishes", async ()
   hold.resolve();
   assert.is(await call, "long load");
   assert.is(cache.stats().lateRejected, 0);
-  assert.match(String(await redis.send(["GET", keys.data])), /"long load"$/);
+  assert.match(String(await db.redis.send(["GET", keys.data])), /"long load"$/);
   await cache.close();
 });
 
 Lease("invalidate() during a load drops data and lease, so the old snapshot is never published", async () => {
-  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, lease());
   const keys = cache.keys("k");
   assert.is(await cache.get("k", () => "v1"), "v1");
   await cache.invalidate("k");
-  assert.is(await redis.send(["EXISTS", keys.data]), 0);
+  assert.is(await db.redis.send(["EXISTS", keys.data]), 0);
   const hold = deferred();
   const o = origin(() => "old snapshot");
   o.hold = hold.promise;
@@ -445,7 +440,7 @@ Lease("invalidate() during a load drops data and lease, so the old snapshot is n
   hold.resolve();
   assert.is(await call, "old snapshot", "its own value, since nothing newer is stored");
   assert.is(cache.stats().lateRejected, 1);
-  assert.is(await redis.send(["EXISTS", keys.data, keys.lease]), 0);
+  assert.is(await db.redis.send(["EXISTS", keys.data, keys.lease]), 0);
   assert.is(await cache.get("k", () => "after"), "after");
   await cache.close();
 });

@@ -1,28 +1,17 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import { isOverloadedError, OverloadedError } from "../../strategies/errors.ts";
 import { lease } from "../../strategies/lease.ts";
 import { limit } from "../../strategies/limit.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, origin, rejects, until } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `lim${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
 const Limit = suite("limit()");
-Limit.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Limit.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Limit, { prefix: "lim" });
 
 Limit("limit() rejects bad settings with messages naming them", async () => {
   await rejects(
@@ -48,7 +37,7 @@ Limit(
   "limit() sheds a load beyond the concurrency with OverloadedError and never calls the origin for it",
   async () => {
     const strategy = limit({ concurrency: 2 });
-    const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease(), strategy);
+    const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease(), strategy);
     const hold = deferred();
     const held = origin(() => "v");
     held.hold = hold.promise;
@@ -66,7 +55,7 @@ Limit(
     assert.equal([(error as OverloadedError).concurrency, (error as OverloadedError).queuedMs], [2, 0]);
     assert.is(shed.calls, 0);
     assert.is(cache.stats().shed, 1);
-    assert.is(await redis.send(["EXISTS", cache.keys("c").lease]), 0, "the shed call's lease was released");
+    assert.is(await db.redis.send(["EXISTS", cache.keys("c").lease]), 0, "the shed call's lease was released");
     hold.resolve();
     assert.equal(await Promise.all([a, b]), ["v", "v"]);
     assert.is(strategy.active, 0);
@@ -77,7 +66,7 @@ Limit(
 
 Limit("a queued load starts when a slot frees within queueMs, in arrival order", async () => {
   const strategy = limit({ concurrency: 1, queueMs: 10_000 });
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, strategy);
   const hold = deferred();
   const order: string[] = [];
   const first = cache.get("a", async () => {
@@ -98,7 +87,7 @@ Limit("a queued load starts when a slot frees within queueMs, in arrival order",
 
 Limit("a load still queued after queueMs is shed, and a queued caller who leaves frees its place", async () => {
   const strategy = limit({ concurrency: 1, queueMs: 50 });
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, strategy);
   const hold = deferred();
   const first = cache.get("a", () => hold.promise.then(() => "a"));
   await until(() => strategy.active === 1);
@@ -123,13 +112,13 @@ Limit("a load still queued after queueMs is shed, and a queued caller who leaves
 Limit("a shed call gets the stale value when swr holds one", async () => {
   const strategy = limit({ concurrency: 1 });
   const cache = pipeline(
-    { redis, ttlMs: 100, namespace: ns() },
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
     swr({ staleMs: 0, ifErrorMs: 10_000 }),
     lease(),
     strategy,
   );
   await cache.get("x", () => "old x");
-  await until(async () => Number(await redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
+  await until(async () => Number(await db.redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
   const hold = deferred();
   const busy = cache.get("y", () => hold.promise.then(() => "y"));
   await until(() => strategy.active === 1);
@@ -144,9 +133,14 @@ Limit("a shed call gets the stale value when swr holds one", async () => {
 
 Limit("a background refresh that is shed is counted and leaves the stale value in place", async () => {
   const strategy = limit({ concurrency: 1 });
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000 }), lease(), strategy);
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 10_000 }),
+    lease(),
+    strategy,
+  );
   await cache.get("x", () => "old x");
-  await until(async () => Number(await redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
+  await until(async () => Number(await db.redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
   const hold = deferred();
   const busy = cache.get("y", () => hold.promise.then(() => "y"));
   await until(() => strategy.active === 1);

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../resp/client.ts";
+import { connect } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near, SieveTier } from "../../strategies/near.ts";
@@ -9,30 +9,17 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { StoredEntry } from "../../strategies/types.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, plant, rejects, until } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `near${++n}`;
+import { rejects } from "../support/assert.ts";
+import { client, useRedis } from "../support/fixture.ts";
+import { events, origin, plant } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
 const Near = suite("near()");
-Near.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Near.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Near, { prefix: "near", clients: 2 });
 
 /** A cache with a near tier on its own RESP3 connection, and a writer cache on another. */
-async function pair(namespace = ns(), options: Parameters<typeof near>[0] = {}) {
-  const own = await client(server.url);
+async function pair(namespace = db.ns(), options: Parameters<typeof near>[0] = {}) {
+  const own = await client(db.server.url);
   const ev = events();
   const cache = pipeline(
     { redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
@@ -40,7 +27,7 @@ async function pair(namespace = ns(), options: Parameters<typeof near>[0] = {}) 
     coalesce(),
     lease(),
   );
-  const writer = pipeline({ redis: other, ttlMs: 60_000, namespace });
+  const writer = pipeline({ redis: db.other, ttlMs: 60_000, namespace });
   const close = async () => {
     await Promise.all([cache.close(), writer.close()]);
     own.destroy();
@@ -69,12 +56,12 @@ Near("near() rejects bad options, and a pipeline without client tracking, naming
   const fix =
     "Cannot create pipeline: near() needs Redis client tracking, which only a RESP3 herdless client offers: " +
     "pass connect({ resp: 3 }) or connectCluster({ resp: 3 }) as 'redis' (a RESP2 client or an adapter cannot receive invalidations)";
-  const resp2 = await client(server.url, 2);
+  const resp2 = await client(db.server.url, 2);
   await rejects(() => pipeline({ redis: resp2, ttlMs: 1000 }, near()), TypeError, fix);
-  const adapter = { send: (args: never) => redis.send(args) };
+  const adapter = { send: (args: never) => db.redis.send(args) };
   await rejects(() => pipeline({ redis: adapter, ttlMs: 1000 }, near()), TypeError, fix);
   await rejects(
-    () => pipeline({ redis, ttlMs: 1000 }, near(), near()),
+    () => pipeline({ redis: db.redis, ttlMs: 1000 }, near(), near()),
     TypeError,
     "Cannot create pipeline: at most one near() tier per pipeline",
   );
@@ -114,10 +101,10 @@ Near("an entry leaves when anyone writes its key: this cache, another process, r
   assert.is(await cache.get("k", o.load), "from this cache");
   // Raw writes from redis-cli.
   await warm();
-  server.cli("SET", cache.keys("k").data, "not an envelope");
+  db.server.cli("SET", cache.keys("k").data, "not an envelope");
   await until(() => cache.stats().nearEntries === 0);
   await warm();
-  server.cli("DEL", cache.keys("k").data);
+  db.server.cli("DEL", cache.keys("k").data);
   await until(() => cache.stats().nearEntries === 0);
   assert.ok(cache.stats().nearInvalidations >= 4);
   assert.ok(ev.count("near-invalidation") >= 4);
@@ -126,12 +113,12 @@ Near("an entry leaves when anyone writes its key: this cache, another process, r
 
 Near("an entry leaves when its key expires in Redis", async () => {
   const { cache, close } = await pair();
-  await plant(redis, cache, "k", { payload: '"short"', freshMs: 300 });
+  await plant(db.redis, cache, "k", { payload: '"short"', freshMs: 300 });
   assert.is(await cache.get("k", () => "loaded"), "short");
   assert.is(cache.stats().nearEntries, 1);
   // Redis expires the key (lazily on access, or its active cycle) and invalidates it.
   await until(async () =>
-    (await other.send(["EXISTS", cache.keys("k").data])) === 0 && cache.stats().nearEntries === 0
+    (await db.other.send(["EXISTS", cache.keys("k").data])) === 0 && cache.stats().nearEntries === 0
   );
   await close();
 });
@@ -143,12 +130,12 @@ Near("every entry leaves on FLUSHALL (the null invalidation) and on FLUSHDB", as
     await cache.get(id, () => id);
   }
   assert.is(cache.stats().nearEntries, 3);
-  await other.send(["FLUSHALL"]);
+  await db.other.send(["FLUSHALL"]);
   await until(() => cache.stats().nearEntries === 0);
   await cache.get("a", () => "after flush");
   await cache.get("a", () => "unused");
   assert.is(cache.stats().nearEntries, 1);
-  await other.send(["FLUSHDB"]);
+  await db.other.send(["FLUSHDB"]);
   await until(() => cache.stats().nearEntries === 0);
   await close();
 });
@@ -159,7 +146,7 @@ Near("every entry leaves when the connection is lost, and no old value is served
   await cache.get("k", () => "unused");
   assert.is(cache.stats().nearEntries, 1);
   const generation = own.generation;
-  await other.send(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+  await db.other.send(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
   await until(() => cache.stats().nearEntries === 0);
   // Written while the cache was disconnected: its invalidation went nowhere.
   await writer.set("k", "while disconnected");
@@ -169,11 +156,11 @@ Near("every entry leaves when the connection is lost, and no old value is served
 });
 
 Near("an invalidation that arrives with the reply of a read in flight never leaves the old value near", async () => {
-  const proxy: Proxy = await startProxy(server.port);
+  const proxy: Proxy = await startProxy(db.server.port);
   const own = await connect({ url: proxy.url, resp: 3 });
-  const namespace = ns();
+  const namespace = db.ns();
   const cache = pipeline({ redis: own, ttlMs: 60_000, namespace }, near());
-  const writer = pipeline({ redis: other, ttlMs: 60_000, namespace });
+  const writer = pipeline({ redis: db.other, ttlMs: 60_000, namespace });
   try {
     await writer.set("k", "old");
     // Warm the clock and the versions, so the next get is one GET.
@@ -197,8 +184,8 @@ Near("an invalidation that arrives with the reply of a read in flight never leav
 });
 
 Near("a near entry keeps its windows: swr serves it stale with one background refresh", async () => {
-  const own = await client(server.url);
-  const namespace = ns();
+  const own = await client(db.server.url);
+  const namespace = db.ns();
   const ev = events();
   const stale = pipeline(
     { redis: own, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
@@ -206,7 +193,7 @@ Near("a near entry keeps its windows: swr serves it stale with one background re
     swr({ staleMs: 60_000 }),
     lease(),
   );
-  await plant(redis, stale, "k", { payload: '"old"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
+  await plant(db.redis, stale, "k", { payload: '"old"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   const hold = deferred();
   const o = origin(() => "refreshed");
   o.hold = hold.promise;
@@ -221,9 +208,14 @@ Near("a near entry keeps its windows: swr serves it stale with one background re
 });
 
 Near("a near entry keeps xfetch's early refresh", async () => {
-  const own = await client(server.url);
-  const cache = pipeline({ redis: own, ttlMs: 60_000, namespace: ns(), random: () => 0.99 }, near(), xfetch(), lease());
-  await plant(redis, cache, "k", { payload: '"current"', freshMs: 60_000, loadMs: 50_000 });
+  const own = await client(db.server.url);
+  const cache = pipeline(
+    { redis: own, ttlMs: 60_000, namespace: db.ns(), random: () => 0.99 },
+    near(),
+    xfetch(),
+    lease(),
+  );
+  await plant(db.redis, cache, "k", { payload: '"current"', freshMs: 60_000, loadMs: 50_000 });
   const o = origin(() => "early");
   assert.is(await cache.get("k", o.load), "current");
   await cache.close();
@@ -233,9 +225,9 @@ Near("a near entry keeps xfetch's early refresh", async () => {
 
 Near("an entry leaves when its own ttlMs passes, and the tier stays within maxEntries", async () => {
   let now = 0;
-  const own = await client(server.url);
+  const own = await client(db.server.url);
   const cache = pipeline(
-    { redis: own, ttlMs: 60_000, namespace: ns(), now: () => now },
+    { redis: own, ttlMs: 60_000, namespace: db.ns(), now: () => now },
     near({ maxEntries: 3, ttlMs: 100 }),
   );
   for (const id of ["a", "b", "c", "d", "e"]) {

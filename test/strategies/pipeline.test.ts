@@ -1,7 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ConnectionError, TimeoutError } from "../../resp/errors.ts";
-import type { RedisClient } from "../../resp/client.ts";
 import type { Arg, SendOptions } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { jitter } from "../../strategies/jitter.ts";
@@ -10,27 +9,13 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/types.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, plant, rejects, tick } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-/** A namespace no other test uses, so tests never see each other's keys. */
-const ns = () => `pipe${++n}`;
+import { rejects } from "../support/assert.ts";
+import { client, useRedis } from "../support/fixture.ts";
+import { events, origin, plant } from "../support/strategies.ts";
+import { deferred, tick } from "../support/wait.ts";
 
 const Pipeline = suite("pipeline()");
-Pipeline.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Pipeline.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Pipeline, { prefix: "pipe", clients: 2 });
 
 Pipeline("pipeline() rejects bad options with messages naming the setting", async () => {
   const r = (options: unknown, ...s: Strategy[]) => () => pipeline(options as never, ...s);
@@ -39,70 +24,74 @@ Pipeline("pipeline() rejects bad options with messages naming the setting", asyn
     TypeError,
     "Cannot create pipeline: 'redis' must be an object with a send(command, options) function",
   );
-  await rejects(r({ redis }), RangeError, "Cannot create pipeline: 'ttlMs' must be a positive integer, got undefined");
+  await rejects(
+    r({ redis: db.redis }),
+    RangeError,
+    "Cannot create pipeline: 'ttlMs' must be a positive integer, got undefined",
+  );
   await rejects(
     r({ ttlMs: 10 }),
     TypeError,
     "Cannot create pipeline: 'redis' must be an object with a send(command, options) function",
   );
   await rejects(
-    r({ redis, ttlMs: 0 }),
+    r({ redis: db.redis, ttlMs: 0 }),
     RangeError,
     "Cannot create pipeline: 'ttlMs' must be a positive integer, got 0",
   );
   await rejects(
-    r({ redis, ttlMs: 1.5 }),
+    r({ redis: db.redis, ttlMs: 1.5 }),
     RangeError,
     "Cannot create pipeline: 'ttlMs' must be a positive integer, got 1.5",
   );
   await rejects(
-    r({ redis, ttlMs: 10, negativeTtlMs: -1 }),
+    r({ redis: db.redis, ttlMs: 10, negativeTtlMs: -1 }),
     RangeError,
     "Cannot create pipeline: 'negativeTtlMs' must be a non-negative integer, got -1",
   );
   await rejects(
-    r({ redis, ttlMs: 10, commandTimeoutMs: 0 }),
+    r({ redis: db.redis, ttlMs: 10, commandTimeoutMs: 0 }),
     RangeError,
     "Cannot create pipeline: 'commandTimeoutMs' must be a positive integer, got 0",
   );
   await rejects(
-    r({ redis, ttlMs: 10, namespace: "a{b}" }),
+    r({ redis: db.redis, ttlMs: 10, namespace: "a{b}" }),
     TypeError,
     `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got "a{b}"`,
   );
   await rejects(
-    r({ redis, ttlMs: 10, namespace: "" }),
+    r({ redis: db.redis, ttlMs: 10, namespace: "" }),
     TypeError,
     `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ""`,
   );
   await rejects(
-    r({ redis, ttlMs: 10, codec: "xml" }),
+    r({ redis: db.redis, ttlMs: 10, codec: "xml" }),
     TypeError,
     `Cannot create pipeline: 'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got "xml"`,
   );
   await rejects(
-    r({ redis, ttlMs: 10, wakeups: "push" }),
+    r({ redis: db.redis, ttlMs: 10, wakeups: "push" }),
     TypeError,
     `Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`,
   );
   await rejects(
-    r({ redis, ttlMs: 10, now: 5 }),
+    r({ redis: db.redis, ttlMs: 10, now: 5 }),
     TypeError,
     "Cannot create pipeline: 'now' must be a function, got number",
   );
   await rejects(
-    r({ redis, ttlMs: 10, random: "x" }),
+    r({ redis: db.redis, ttlMs: 10, random: "x" }),
     TypeError,
     "Cannot create pipeline: 'random' must be a function, got string",
   );
   await rejects(
-    r({ redis, ttlMs: 10, onEvent: {} }),
+    r({ redis: db.redis, ttlMs: 10, onEvent: {} }),
     TypeError,
     "Cannot create pipeline: 'onEvent' must be a function, got object",
   );
   await rejects(r(7), TypeError, "Cannot create pipeline: options must be an object, got number");
   await rejects(
-    r({ redis, ttlMs: 10 }, null as never),
+    r({ redis: db.redis, ttlMs: 10 }, null as never),
     TypeError,
     "Cannot create pipeline: strategy 1 must be an object returned by a strategy factory",
   );
@@ -110,9 +99,9 @@ Pipeline("pipeline() rejects bad options with messages naming the setting", asyn
 
 Pipeline("pipeline() refuses a strategy object that already joined another cache", async () => {
   const shared = coalesce();
-  const first = pipeline({ redis, ttlMs: 100 }, shared);
+  const first = pipeline({ redis: db.redis, ttlMs: 100 }, shared);
   await rejects(
-    () => pipeline({ redis, ttlMs: 100 }, shared),
+    () => pipeline({ redis: db.redis, ttlMs: 100 }, shared),
     TypeError,
     "Cannot create pipeline: this coalesce() strategy already belongs to another cache; call coalesce() once per pipeline",
   );
@@ -120,7 +109,7 @@ Pipeline("pipeline() refuses a strategy object that already joined another cache
 });
 
 Pipeline("get() rejects bad call options and loaders with messages naming them", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() });
   await rejects(
     () => cache.get("k", undefined as never),
     TypeError,
@@ -151,14 +140,14 @@ Pipeline("get() rejects bad call options and loaders with messages naming them",
 });
 
 Pipeline("keys() puts data and lease in one hash tag and tells identities apart", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: "app" });
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: "app" });
   const k = cache.keys(["user", 42]);
   assert.match(k.data, /^app:\{[A-Za-z0-9_-]{43}\}:data$/);
   assert.is(k.lease, k.data.replace(/:data$/, ":lease"));
   // Same slot: Redis computes it from the hash tag.
   assert.is(
-    await redis.send(["CLUSTER", "KEYSLOT", k.data]).catch(() => "n/a"),
-    await redis.send(["CLUSTER", "KEYSLOT", k.lease]).catch(() => "n/a"),
+    await db.redis.send(["CLUSTER", "KEYSLOT", k.data]).catch(() => "n/a"),
+    await db.redis.send(["CLUSTER", "KEYSLOT", k.lease]).catch(() => "n/a"),
   );
   const tags = new Set([
     cache.keys("a").data,
@@ -173,10 +162,10 @@ Pipeline("keys() puts data and lease in one hash tag and tells identities apart"
 });
 
 Pipeline("a cold burst of 50 gets through 2 clients without strategies costs 50 origin calls", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const seen = events();
-  const a = pipeline({ redis, ttlMs: 5000, namespace, onEvent: seen.onEvent });
-  const b = pipeline({ redis: other, ttlMs: 5000, namespace, onEvent: seen.onEvent });
+  const a = pipeline({ redis: db.redis, ttlMs: 5000, namespace, onEvent: seen.onEvent });
+  const b = pipeline({ redis: db.other, ttlMs: 5000, namespace, onEvent: seen.onEvent });
   const o = origin(() => "v");
   const hold = deferred();
   o.hold = hold.promise;
@@ -191,7 +180,7 @@ Pipeline("a cold burst of 50 gets through 2 clients without strategies costs 50 
 });
 
 Pipeline("empty strings, 0, false and null are hits, not misses", async () => {
-  const cache = pipeline({ redis, ttlMs: 5000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, coalesce(), lease());
   for (const value of ["", 0, false, null]) {
     const o = origin(() => value);
     assert.is(await cache.get(["falsy", String(value)], o.load), value);
@@ -205,10 +194,10 @@ Pipeline("empty strings, 0, false and null are hits, not misses", async () => {
 });
 
 Pipeline("a client clock an hour off behaves exactly like a correct one", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const build = (offset: number) =>
     pipeline(
-      { redis, ttlMs: 60_000, namespace, now: () => performance.now() + offset, random: () => 0.5 },
+      { redis: db.redis, ttlMs: 60_000, namespace, now: () => performance.now() + offset, random: () => 0.5 },
       swr({ staleMs: 60_000 }),
       xfetch(),
       coalesce(),
@@ -225,7 +214,7 @@ Pipeline("a client clock an hour off behaves exactly like a correct one", async 
   assert.is(await behind.get("clock", o.load), "v1");
   assert.is(await skewed.get("clock", o.load), "v1");
   assert.is(o.calls, 1);
-  const pttl = Number(await redis.send(["PTTL", skewed.keys("clock").data]));
+  const pttl = Number(await db.redis.send(["PTTL", skewed.keys("clock").data]));
   // Fresh window 59.5 s (random 0.5 over a 1 s spread) plus the 60 s stale window.
   assert.ok(pttl > 110_000 && pttl <= 119_500, `pttl ${pttl}`);
   assert.is(skewed.stats().hits, 1);
@@ -238,8 +227,12 @@ Pipeline("a client clock an hour off behaves exactly like a correct one", async 
 Pipeline("an unreachable Redis rejects get() in bounded time and never calls the origin", async () => {
   const o = origin(() => "v");
   // A paused server: commands are written but never answered.
-  const paused = pipeline({ redis, ttlMs: 1000, namespace: ns(), commandTimeoutMs: 100 }, coalesce(), lease());
-  server.signal("SIGSTOP");
+  const paused = pipeline(
+    { redis: db.redis, ttlMs: 1000, namespace: db.ns(), commandTimeoutMs: 100 },
+    coalesce(),
+    lease(),
+  );
+  db.server.signal("SIGSTOP");
   try {
     await rejects(
       () => paused.get("down", o.load),
@@ -248,12 +241,12 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
     );
     await rejects(() => paused.get("down", o.load, { timeoutMs: 50 }), TimeoutError);
   } finally {
-    server.signal("SIGCONT");
+    db.server.signal("SIGCONT");
   }
   // A connection that is gone: the client fails fast.
-  const gone = await client(server.url);
+  const gone = await client(db.server.url);
   gone.destroy();
-  const closed = pipeline({ redis: gone, ttlMs: 1000, namespace: ns() }, lease());
+  const closed = pipeline({ redis: gone, ttlMs: 1000, namespace: db.ns() }, lease());
   await rejects(() => closed.get("down", o.load), ConnectionError, "The client is closed");
   assert.is(o.calls, 0);
   assert.is(paused.stats().loads + closed.stats().loads, 0);
@@ -262,7 +255,7 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
 });
 
 Pipeline("get() with timeoutMs rejects with TimeoutError naming the key and counts it", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   const hold = deferred();
   const key = cache.keys("slow").data;
   await rejects(
@@ -274,11 +267,11 @@ Pipeline("get() with timeoutMs rejects with TimeoutError naming the key and coun
   hold.resolve();
   await cache.close();
   // The load the caller left still published.
-  assert.is(await redis.send(["EXISTS", key]), 1);
+  assert.is(await db.redis.send(["EXISTS", key]), 1);
 });
 
 Pipeline("get() with both a signal and timeoutMs ends at whichever comes first", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   const hold = deferred();
   const o = origin(() => "v");
   o.hold = hold.promise;
@@ -324,7 +317,7 @@ Pipeline("strategies/mod.ts exports exactly the public values", async () => {
 });
 
 Pipeline("get() rejects an already aborted signal without calling the origin", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease());
   const o = origin(() => "v");
   const reason = new Error("caller left");
   await rejects(() => cache.get("aborted", o.load, { signal: AbortSignal.abort(reason) }), Error, "caller left");
@@ -335,9 +328,9 @@ Pipeline("get() rejects an already aborted signal without calling the origin", a
 Pipeline("onEvent sees every counted event and a throwing hook never breaks a get", async () => {
   const seen: string[] = [];
   const cache = pipeline({
-    redis,
+    redis: db.redis,
     ttlMs: 1000,
-    namespace: ns(),
+    namespace: db.ns(),
     onEvent(event) {
       seen.push(event.type);
       throw new Error("metrics are down");
@@ -348,9 +341,9 @@ Pipeline("onEvent sees every counted event and a throwing hook never breaks a ge
   assert.equal(seen, ["miss", "lease-won", "load-start", "load-end", "hit"]);
   assert.is(cache.stats().eventErrors, 5);
   const asyncHook = pipeline({
-    redis,
+    redis: db.redis,
     ttlMs: 1000,
-    namespace: ns(),
+    namespace: db.ns(),
     onEvent: () => Promise.reject(new Error("x")) as never,
   });
   assert.is(await asyncHook.get("ev", () => "v"), "v");
@@ -363,7 +356,7 @@ Pipeline("onEvent sees every counted event and a throwing hook never breaks a ge
 Pipeline("load-end carries the load's duration, and the error when it failed", async () => {
   const ev = events();
   let t = 1000;
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns(), onEvent: ev.onEvent, now: () => t });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns(), onEvent: ev.onEvent, now: () => t });
   await cache.get("d", () => {
     t += 25;
     return "v";
@@ -387,7 +380,7 @@ Pipeline("a strategy calling next() twice gets an error instead of a second load
       },
   };
   const o = origin(() => "v");
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, twice);
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, twice);
   await rejects(
     () => cache.get("t", o.load),
     Error,
@@ -395,7 +388,7 @@ Pipeline("a strategy calling next() twice gets an error instead of a second load
   );
   assert.is(o.calls, 1);
   const rebuilt: Strategy = { name: "rebuilt", fill: (next) => (req) => next({ keys: req.keys } as never) };
-  const bad = pipeline({ redis, ttlMs: 1000, namespace: ns() }, rebuilt);
+  const bad = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, rebuilt);
   await rejects(
     () => bad.get("t", o.load),
     TypeError,
@@ -408,9 +401,9 @@ Pipeline("a strategy calling next() twice gets an error instead of a second load
 Pipeline("an adapter with only send() works, and string replies decode", async () => {
   // What an ioredis adapter looks like: no buffers, no push, no generation.
   const adapter = {
-    send: (args: readonly Arg[], options?: SendOptions) => redis.send(args, { timeoutMs: options?.timeoutMs }),
+    send: (args: readonly Arg[], options?: SendOptions) => db.redis.send(args, { timeoutMs: options?.timeoutMs }),
   };
-  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: db.ns() }, coalesce(), lease());
   const o = origin(() => ({ ok: true }));
   assert.equal(await cache.get("adapter", o.load), { ok: true });
   assert.equal(await cache.get("adapter", o.load), { ok: true });
@@ -419,7 +412,7 @@ Pipeline("an adapter with only send() works, and string replies decode", async (
 });
 
 Pipeline("close() refuses new gets and waits for a load whose caller left", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() }, lease());
   const hold = deferred();
   const o = origin(() => "kept");
   o.hold = hold.promise;
@@ -435,7 +428,7 @@ Pipeline("close() refuses new gets and waits for a load whose caller left", asyn
   assert.is(closed, false);
   hold.resolve();
   await closing;
-  assert.ok(String(await redis.send(["GET", cache.keys("orphan").data])).endsWith(`"kept"`));
+  assert.ok(String(await db.redis.send(["GET", cache.keys("orphan").data])).endsWith(`"kept"`));
 });
 
 /** `redis`, except that the first GET is held until `gate` resolves; `reading` resolves when it is. */
@@ -444,10 +437,10 @@ function holdFirstGet(gate: Promise<void>) {
   let held = false;
   const adapter = {
     send(args: readonly Arg[], options?: SendOptions) {
-      if (held || args[0] !== "GET") return redis.send(args, options);
+      if (held || args[0] !== "GET") return db.redis.send(args, options);
       held = true;
       reading.resolve();
-      return gate.then(() => redis.send(args, options));
+      return gate.then(() => db.redis.send(args, options));
     },
   };
   return { adapter, reading: reading.promise };
@@ -456,7 +449,7 @@ function holdFirstGet(gate: Promise<void>) {
 Pipeline("close() waits for a get still in its read phase, which then starts no load", async () => {
   const gate = deferred();
   const { adapter, reading } = holdFirstGet(gate.promise);
-  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: db.ns() });
   const o = origin(() => "loaded after close");
   const call = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
   await reading;
@@ -468,7 +461,7 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
   await closing;
   const result = await call;
   assert.is(o.calls, 0, "a load started after close()");
-  assert.is(await redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
+  assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
   assert.ok(
     "e" in result && (result.e as Error).message === "Cannot get: the cache is closed",
     `the get gave ${JSON.stringify(result)}`,
@@ -479,10 +472,10 @@ Pipeline("close() waits for a get still in its read phase, which then starts no 
 Pipeline("close() waits for a get still in its read phase, which then starts no background refresh", async () => {
   const gate = deferred();
   const { adapter, reading } = holdFirstGet(gate.promise);
-  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: ns() }, swr({ staleMs: 60_000 }));
+  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: db.ns() }, swr({ staleMs: 60_000 }));
   // Past its fresh window, well inside its stale one: served stale and refreshed.
   // (planted through the real client: the adapter holds its first GET.)
-  await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
+  await plant(db.redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   const o = origin(() => "refreshed after close");
   const call = cache.get("k", o.load);
   await reading;

@@ -1,31 +1,18 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `swr${++n}`;
-const pttl = async (key: string) => Number(await redis.send(["PTTL", key]));
+const pttl = async (key: string) => Number(await db.redis.send(["PTTL", key]));
 
 const Swr = suite("swr()");
-Swr.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Swr.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Swr, { prefix: "swr", clients: 2 });
 
 Swr("swr() rejects bad windows and caps with messages naming the setting", async () => {
   await rejects(
@@ -53,16 +40,16 @@ Swr("swr() rejects bad windows and caps with messages naming the setting", async
 });
 
 Swr("a read in the stale window gets the stale value at once and starts one refresh across clients", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
   const a = pipeline(
-    { redis, ttlMs: 100, namespace, onEvent: ev.onEvent },
+    { redis: db.redis, ttlMs: 100, namespace, onEvent: ev.onEvent },
     swr({ staleMs: 10_000 }),
     coalesce(),
     lease(),
   );
   const b = pipeline(
-    { redis: other, ttlMs: 100, namespace, onEvent: ev.onEvent },
+    { redis: db.other, ttlMs: 100, namespace, onEvent: ev.onEvent },
     swr({ staleMs: 10_000 }),
     coalesce(),
     lease(),
@@ -83,12 +70,12 @@ Swr("a read in the stale window gets the stale value at once and starts one refr
   assert.is(o.calls, 1);
   assert.is(a.stats().stale + b.stats().stale, 20);
   assert.is(a.stats().misses + b.stats().misses, 1, "only the cold fill missed");
-  assert.match(String(await redis.send(["GET", data])), /"v2"$/);
+  assert.match(String(await db.redis.send(["GET", data])), /"v2"$/);
   assert.ok((await pttl(data)) > 10_000, "the refresh published a full fresh + stale lifetime");
 });
 
 Swr("a failed refresh keeps the stale value and never moves its final deadline", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 300 }), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 300 }), lease());
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
   await until(async () => (await pttl(data)) <= 300);
@@ -99,16 +86,20 @@ Swr("a failed refresh keeps the stale value and never moves its final deadline",
   await until(() => cache.stats().refreshErrors === 1);
   assert.ok((await pttl(data)) <= before, "the deadline did not move");
   assert.equal([cache.stats().loadErrors, cache.stats().refreshErrors], [1, 1]);
-  assert.match(String(await redis.send(["GET", data])), /"v1"$/);
+  assert.match(String(await db.redis.send(["GET", data])), /"v1"$/);
   // At the final deadline the key is gone: the next read is a plain miss.
-  await until(async () => (await redis.send(["EXISTS", data])) === 0);
+  await until(async () => (await db.redis.send(["EXISTS", data])) === 0);
   await rejects(() => cache.get("k", () => Promise.reject(boom)), Error, "origin down");
   assert.is(cache.stats().misses, 2);
   await cache.close();
 });
 
 Swr("in the error window a failed load serves the old value; a successful one replaces it", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 0, ifErrorMs: 10_000 }),
+    lease(),
+  );
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
   await until(async () => (await pttl(data)) <= 10_000);
@@ -122,7 +113,11 @@ Swr("in the error window a failed load serves the old value; a successful one re
 });
 
 Swr("a caller whose own deadline ends in the error window gets its error, not the stale value", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 0, ifErrorMs: 10_000 }),
+    lease(),
+  );
   await cache.get("k", () => "v1");
   await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
   const controller = new AbortController();
@@ -135,7 +130,11 @@ Swr("a caller whose own deadline ends in the error window gets its error, not th
 });
 
 Swr("a caller whose timeoutMs runs out in the error window gets the stale value, not a TimeoutError", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 10_000 }), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 0, ifErrorMs: 10_000 }),
+    lease(),
+  );
   await cache.get("k", () => "v1");
   await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
   const hold = deferred<string>();
@@ -148,7 +147,11 @@ Swr("a caller whose timeoutMs runs out in the error window gets the stale value,
 });
 
 Swr("background refreshes are capped by maxRefreshes; the excess is dropped and counted", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000, maxRefreshes: 2 }), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 10_000, maxRefreshes: 2 }),
+    lease(),
+  );
   const ids = ["a", "b", "c", "d", "e"];
   for (const id of ids) await cache.get(id, () => `${id}1`);
   for (const id of ids) await until(async () => (await pttl(cache.keys(id).data)) <= 10_000);
@@ -165,7 +168,7 @@ Swr("background refreshes are capped by maxRefreshes; the excess is dropped and 
 });
 
 Swr("close() drains background refreshes before it resolves", async () => {
-  const cache = pipeline({ redis, ttlMs: 100, namespace: ns() }, swr({ staleMs: 10_000 }), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 10_000 }), lease());
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
   await until(async () => (await pttl(data)) <= 10_000);
@@ -180,7 +183,7 @@ Swr("close() drains background refreshes before it resolves", async () => {
   assert.is(closed, false, "close() resolved while a refresh was running");
   hold.resolve();
   await closing;
-  assert.match(String(await redis.send(["GET", data])), /"v2"$/);
+  assert.match(String(await db.redis.send(["GET", data])), /"v2"$/);
 });
 
 Swr.run();

@@ -1,32 +1,18 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../resp/client.ts";
+import { connect } from "../../resp/client.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Cache } from "../../strategies/pipeline/pipeline.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, until } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `wake${++n}`;
+import { client, useRedis } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 
 const Wakeup = suite("lease() wake-ups");
-Wakeup.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Wakeup.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Wakeup, { prefix: "wake", clients: 2 });
 
-const numsub = async (channel: string) => (await redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
+const numsub = async (channel: string) => (await db.redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
 
 /**
  * An owner on `other` holds the lease of `id` while `waiter` waits for it,
@@ -36,7 +22,7 @@ const numsub = async (channel: string) => (await redis.send(["PUBSUB", "NUMSUB",
  */
 async function waitBehindOwner(namespace: string, waiter: Cache<string>, id: string, timeoutMs: number) {
   const ev = events();
-  const owner = pipeline<string>({ redis: other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  const owner = pipeline<string>({ redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
   const hold = deferred();
   const load = origin(() => "published");
   load.hold = hold.promise;
@@ -54,13 +40,20 @@ async function waitBehindOwner(namespace: string, waiter: Cache<string>, id: str
 Wakeup(
   "a wake-up connection that stops answering costs the first waiter commandTimeoutMs, then it polls, and the subscription is retried",
   async () => {
-    const namespace = ns();
-    const proxy: Proxy = await startProxy(server.port);
+    const namespace = db.ns();
+    const proxy: Proxy = await startProxy(db.server.port);
     // No timeout of its own: a command it sends waits as long as the cache lets it.
     const push = await connect({ url: proxy.url, resp: 3 });
     let skew = 0;
     const cache = pipeline<string>(
-      { redis, ttlMs: 5000, namespace, wakeups: push, commandTimeoutMs: 200, now: () => performance.now() + skew },
+      {
+        redis: db.redis,
+        ttlMs: 5000,
+        namespace,
+        wakeups: push,
+        commandTimeoutMs: 200,
+        now: () => performance.now() + skew,
+      },
       lease({ waitMs: 5000 }),
     );
     try {
@@ -84,14 +77,20 @@ Wakeup(
 );
 
 Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, and is retried later", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const channel = `${namespace}:published`;
   // Redis 7 users start without channel permissions: SUBSCRIBE fails with NOPERM.
-  await redis.send(["ACL", "SETUSER", "nosub", "on", ">pw", "~*", "+@all", "resetchannels"]);
-  const push = await connect({ url: server.url, username: "nosub", password: "pw", resp: 3, commandTimeoutMs: 2000 });
+  await db.redis.send(["ACL", "SETUSER", "nosub", "on", ">pw", "~*", "+@all", "resetchannels"]);
+  const push = await connect({
+    url: db.server.url,
+    username: "nosub",
+    password: "pw",
+    resp: 3,
+    commandTimeoutMs: 2000,
+  });
   let skew = 0;
   const cache = pipeline<string>(
-    { redis, ttlMs: 5000, namespace, wakeups: push, now: () => performance.now() + skew },
+    { redis: db.redis, ttlMs: 5000, namespace, wakeups: push, now: () => performance.now() + skew },
     lease(),
   );
   try {
@@ -100,11 +99,11 @@ Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, 
     // The refused channel is not restored on reconnect (a NOPERM there would fail every handshake).
     const id = await push.send(["CLIENT", "ID"]);
     const generation = push.generation;
-    await redis.send(["CLIENT", "KILL", "ID", String(id)]);
+    await db.redis.send(["CLIENT", "KILL", "ID", String(id)]);
     await until(() => push.generation > generation);
     assert.is(await push.send(["PING"]), "PONG");
     // Before the retry delay nothing is sent; after it, the next miss subscribes.
-    await redis.send(["ACL", "SETUSER", "nosub", "allchannels"]);
+    await db.redis.send(["ACL", "SETUSER", "nosub", "allchannels"]);
     assert.is(await cache.get("b", () => "loaded"), "loaded");
     assert.is(await numsub(channel), 0, "retried before the retry delay");
     skew += 60_000;
@@ -114,16 +113,16 @@ Wakeup("a refused SUBSCRIBE falls back to polling, is undone on the connection, 
     assert.is(await numsub(channel), 0);
   } finally {
     push.destroy();
-    await redis.send(["ACL", "DELUSER", "nosub"]);
+    await db.redis.send(["ACL", "DELUSER", "nosub"]);
   }
 });
 
 Wakeup(
   "a wakeups client that speaks RESP2 is never subscribed on: waiters poll and it keeps answering commands",
   async () => {
-    const namespace = ns();
-    const resp2 = await client(server.url, 2);
-    const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, wakeups: resp2 }, lease());
+    const namespace = db.ns();
+    const resp2 = await client(db.server.url, 2);
+    const cache = pipeline<string>({ redis: db.redis, ttlMs: 5000, namespace, wakeups: resp2 }, lease());
     try {
       assert.equal(await waitBehindOwner(namespace, cache, "a", 3000), { v: "published" });
       assert.is(await numsub(`${namespace}:published`), 0);

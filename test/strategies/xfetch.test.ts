@@ -1,32 +1,18 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import type { Cache } from "../../strategies/pipeline/cache.ts";
-import { client, deferred, events, origin, plant, rejects } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `xf${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events, origin, plant } from "../support/strategies.ts";
+import { deferred } from "../support/wait.ts";
 
 const Xfetch = suite("xfetch()");
-Xfetch.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Xfetch.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Xfetch, { prefix: "xf", clients: 2 });
 
 Xfetch("xfetch() rejects a beta that is not a positive finite number", async () => {
   for (const beta of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
@@ -41,11 +27,11 @@ Xfetch("xfetch() rejects a beta that is not a positive finite number", async () 
 
 /** Store an entry whose last load took `loadMs`, with `freshMs` left. */
 function planted(cache: Cache<unknown>, identity: string, loadMs: number, freshMs: number): Promise<void> {
-  return plant(redis, cache, identity, { payload: '"current"', loadMs, freshMs });
+  return plant(db.redis, cache, identity, { payload: '"current"', loadMs, freshMs });
 }
 
 Xfetch("random() = 0 never refreshes early, even with a slow load and little time left", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0 }, xfetch(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0 }, xfetch(), lease());
   await planted(cache, "k", 5000, 2000);
   const o = origin(() => "next");
   assert.is(await cache.get("k", o.load), "current");
@@ -58,7 +44,11 @@ Xfetch(
   "a read refreshes early when -delta * beta * ln(u) reaches the fresh time left, and returns the current value",
   async () => {
     // u = 1 - 0.9 = 0.1: -1000 * ln(0.1) = 2303 ms >= 2000 ms left.
-    const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch(), lease());
+    const cache = pipeline(
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
+      xfetch(),
+      lease(),
+    );
     const data = cache.keys("k").data;
     await planted(cache, "k", 1000, 2000);
     const hold = deferred();
@@ -70,10 +60,14 @@ Xfetch(
     await cache.close();
     assert.is(o.calls, 1);
     assert.equal([cache.stats().hits, cache.stats().earlyRefreshes, cache.stats().misses], [1, 1, 0]);
-    assert.match(String(await redis.send(["GET", data])), /"next"$/);
-    assert.ok(Number(await redis.send(["PTTL", data])) > 59_000);
+    assert.match(String(await db.redis.send(["GET", data])), /"next"$/);
+    assert.ok(Number(await db.redis.send(["PTTL", data])) > 59_000);
     // A smaller beta waits longer: 0.5 * 2303 ms < 2000 ms left.
-    const calm = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9 }, xfetch({ beta: 0.5 }), lease());
+    const calm = pipeline(
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
+      xfetch({ beta: 0.5 }),
+      lease(),
+    );
     await planted(calm, "k", 1000, 2000);
     assert.is(await calm.get("k", o.load), "current");
     await calm.close();
@@ -82,16 +76,16 @@ Xfetch(
 );
 
 Xfetch("an early refresh runs once across clients: the lease admits one refresher", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
   const a = pipeline(
-    { redis, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
+    { redis: db.redis, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
     xfetch(),
     coalesce(),
     lease(),
   );
   const b = pipeline(
-    { redis: other, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
+    { redis: db.other, ttlMs: 60_000, namespace, random: () => 0.9, onEvent: ev.onEvent },
     xfetch(),
     coalesce(),
     lease(),
@@ -117,7 +111,7 @@ Xfetch(
   async () => {
     const ev = events();
     const cache = pipeline(
-      { redis, ttlMs: 60_000, namespace: ns(), random: () => 0.9, onEvent: ev.onEvent },
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9, onEvent: ev.onEvent },
       xfetch(),
       swr({ staleMs: 0, maxRefreshes: 1 }),
       lease(),
@@ -143,13 +137,13 @@ Xfetch(
 Xfetch(
   "under steady load over three TTL periods no caller sees a miss and about one load happens per period",
   async () => {
-    const namespace = ns();
+    const namespace = db.ns();
     // The origin's ~50 ms is the delta xfetch scales with: refreshes start a few
     // hundred ms before expiry, so a stalled event loop on a busy machine still
     // has room, while a 1 s TTL keeps that to about one refresh per period.
     const ttlMs = 1000;
-    const a = pipeline({ redis, ttlMs, namespace }, xfetch(), coalesce(), lease());
-    const b = pipeline({ redis: other, ttlMs, namespace }, xfetch(), coalesce(), lease());
+    const a = pipeline({ redis: db.redis, ttlMs, namespace }, xfetch(), coalesce(), lease());
+    const b = pipeline({ redis: db.other, ttlMs, namespace }, xfetch(), coalesce(), lease());
     let loads = 0;
     const load = () => new Promise<number>((r) => setTimeout(() => r(++loads), 50));
     await a.get("hot", load); // Warm-up: the one cold miss.

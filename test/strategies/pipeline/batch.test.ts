@@ -1,6 +1,5 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import { TimeoutError } from "../../../resp/errors.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
@@ -8,17 +7,13 @@ import { limit } from "../../../strategies/limit.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import type { Identity } from "../../../strategies/types.ts";
 import { runWorkers } from "../../support/processes.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, deferred, origin, rejects, until } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `many${++n}`;
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { origin } from "../../support/strategies.ts";
+import { deferred, until } from "../../support/wait.ts";
 
 async function calls(command: string): Promise<number> {
-  const info = String(await other.send(["INFO", "commandstats"]));
+  const info = String(await db.other.send(["INFO", "commandstats"]));
   const match = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info);
   return match === null ? 0 : Number(match[1]);
 }
@@ -40,27 +35,18 @@ function batchOrigin(hold?: Promise<unknown>) {
 }
 
 const Many = suite("getMany()");
-Many.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Many.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Many, { prefix: "many", clients: 2 });
 
 Many("getMany() reads every identity in one round trip and returns them aligned", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const ids = Array.from({ length: 50 }, (_, i) => `k${i}`);
   await Promise.all(ids.map((id) => cache.set(id, `v-${id}`)));
   // Warm the versions and the server clock: a later read costs one command.
   await cache.peek("k0");
-  const [writes, gets] = [redis.writes, await calls("get")];
+  const [writes, gets] = [db.redis.writes, await calls("get")];
   const o = batchOrigin();
   assert.equal(await cache.getMany(ids, o.loadMany), ids.map((id) => `v-${id}`));
-  assert.is(redis.writes - writes, 1, "one write (one round trip) for all the reads");
+  assert.is(db.redis.writes - writes, 1, "one write (one round trip) for all the reads");
   const epochReads = (await calls("get")) - gets - ids.length;
   assert.ok(epochReads === 0 || epochReads === ids.length, `GETs besides the data keys: ${epochReads}`);
   assert.is(o.batches.length, 0);
@@ -69,7 +55,7 @@ Many("getMany() reads every identity in one round trip and returns them aligned"
 });
 
 Many("getMany() with half the identities fresh loads the other half in one loadMany call, in order", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const ids = Array.from({ length: 10 }, (_, i) => `k${i}`);
   for (const id of ids.filter((_, i) => i % 2 === 0)) await cache.set(id, `cached ${id}`);
   const o = batchOrigin();
@@ -82,7 +68,7 @@ Many("getMany() with half the identities fresh loads the other half in one loadM
 });
 
 Many("getMany() reads and loads a duplicate once, and returns undefined for not found", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), negativeTtlMs: 10_000 }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), negativeTtlMs: 10_000 }, lease());
   const batches: Identity[][] = [];
   const values = await cache.getMany(["a", ["b", 1], "a", "gone", ["b", 1]], (missing) => {
     batches.push([...missing]);
@@ -98,7 +84,7 @@ Many("getMany() reads and loads a duplicate once, and returns undefined for not 
 Many(
   "a loadMany that resolves the wrong number of values is a TypeError naming both, and nothing is cached",
   async () => {
-    const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+    const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
     await rejects(
       () => cache.getMany(["a", "b", "c"], () => Promise.resolve(["only one"])),
       TypeError,
@@ -106,7 +92,7 @@ Many(
     );
     for (const id of ["a", "b", "c"]) {
       assert.is(
-        await redis.send(["EXISTS", cache.keys(id).data, cache.keys(id).lease]),
+        await db.redis.send(["EXISTS", cache.keys(id).data, cache.keys(id).lease]),
         0,
         `${id} cached or still leased`,
       );
@@ -121,9 +107,9 @@ Many(
 );
 
 Many("an identity another process is loading is waited for, not loaded again", async () => {
-  const namespace = ns();
-  const theirs = pipeline({ redis: other, ttlMs: 60_000, namespace }, lease());
-  const ours = pipeline({ redis, ttlMs: 60_000, namespace }, coalesce(), lease({ waitMs: 10_000 }));
+  const namespace = db.ns();
+  const theirs = pipeline({ redis: db.other, ttlMs: 60_000, namespace }, lease());
+  const ours = pipeline({ redis: db.redis, ttlMs: 60_000, namespace }, coalesce(), lease({ waitMs: 10_000 }));
   const hold = deferred();
   const single = origin(() => "theirs");
   single.hold = hold.promise;
@@ -142,11 +128,15 @@ Many("an identity another process is loading is waited for, not loaded again", a
 });
 
 Many("an identity whose owner failed is taken over in one more loadMany call", async () => {
-  const namespace = ns();
-  const ours = pipeline({ redis, ttlMs: 60_000, namespace }, coalesce(), lease({ waitMs: 10_000, pollMs: 20 }));
+  const namespace = db.ns();
+  const ours = pipeline(
+    { redis: db.redis, ttlMs: 60_000, namespace },
+    coalesce(),
+    lease({ waitMs: 10_000, pollMs: 20 }),
+  );
   // Two leases held by a process that then crashes: they expire.
-  await redis.send(["SET", ours.keys("b").lease, "crashed", "PX", 300]);
-  await redis.send(["SET", ours.keys("d").lease, "crashed", "PX", 300]);
+  await db.redis.send(["SET", ours.keys("b").lease, "crashed", "PX", 300]);
+  await db.redis.send(["SET", ours.keys("d").lease, "crashed", "PX", 300]);
   const o = batchOrigin();
   assert.equal(await ours.getMany(["a", "b", "c", "d"], o.loadMany), [
     "value of a",
@@ -159,7 +149,7 @@ Many("an identity whose owner failed is taken over in one more loadMany call", a
 });
 
 Many("coalesce() shares an identity between a getMany and a get of this process", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = batchOrigin(hold.promise);
   const many = cache.getMany(["a", "b"], o.loadMany);
@@ -175,7 +165,7 @@ Many("coalesce() shares an identity between a getMany and a get of this process"
 
 Many("limit() counts one loadMany call as one slot", async () => {
   const strategy = limit({ concurrency: 1 });
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease(), strategy);
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease(), strategy);
   const o = batchOrigin();
   assert.equal(await cache.getMany(["a", "b", "c"], o.loadMany), ["value of a", "value of b", "value of c"]);
   assert.equal([o.batches.length, strategy.active, cache.stats().shed], [1, 0, 0]);
@@ -183,7 +173,7 @@ Many("limit() counts one loadMany call as one slot", async () => {
 });
 
 Many("loadMany's signal aborts when the caller gives up, and the values it loads are still published", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = batchOrigin(hold.promise);
   await rejects(() => cache.getMany(["a", "b"], o.loadMany, { timeoutMs: 50 }), TimeoutError);
@@ -191,13 +181,13 @@ Many("loadMany's signal aborts when the caller gives up, and the values it loads
   hold.resolve();
   await cache.close();
   assert.is(await cache.peek("a").catch(() => "closed"), "closed");
-  const reader = pipeline({ redis, ttlMs: 60_000, namespace: cache.keys("a").data.split(":")[0]! });
+  const reader = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: cache.keys("a").data.split(":")[0]! });
   assert.is(await reader.peek("a"), "value of a");
   await reader.close();
 });
 
 Many("close() waits for a running getMany", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = batchOrigin(hold.promise);
   const many = cache.getMany(["a", "b"], o.loadMany);
@@ -213,7 +203,7 @@ Many("close() waits for a running getMany", async () => {
 });
 
 Many("two OS processes calling getMany on overlapping sets load each identity exactly once", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const sets = [
     Array.from({ length: 30 }, (_, i) => `k${i}`),
     Array.from({ length: 30 }, (_, i) => `k${i + 15}`),
@@ -221,14 +211,14 @@ Many("two OS processes calling getMany on overlapping sets load each identity ex
     Array.from({ length: 30 }, (_, i) => `k${44 - i}`),
   ];
   const outputs = await runWorkers(
-    other,
+    db.other,
     new URL("./_worker.ts", import.meta.url),
     namespace,
-    sets.map((ids, i) => [server.url, namespace, String(i), "getMany", ids.join(",")]),
+    sets.map((ids, i) => [db.server.url, namespace, String(i), "getMany", ids.join(",")]),
   );
   const results = outputs.map((o) => JSON.parse(o.trim()) as { result: string[]; batches: number });
   results.forEach((r, i) => assert.equal(r.result, sets[i]!.map((id) => `value of ${id}`)));
-  const counts = (await other.send(["HGETALL", `${namespace}:origin`])) as Record<string, string> | string[];
+  const counts = (await db.other.send(["HGETALL", `${namespace}:origin`])) as Record<string, string> | string[];
   const perIdentity = Array.isArray(counts)
     ? Object.fromEntries(counts.flatMap((v, i, a) => (i % 2 === 0 ? [[v, a[i + 1]]] : [])))
     : counts;
@@ -239,7 +229,7 @@ Many("two OS processes calling getMany on overlapping sets load each identity ex
 });
 
 Many("getMany() validates its arguments", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   await rejects(
     () => cache.getMany("a" as never, () => Promise.resolve([])),
     TypeError,

@@ -1,52 +1,43 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
 import { xfetch } from "../../../strategies/xfetch.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, plant } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `peek${++n}`;
+import { useRedis } from "../../support/fixture.ts";
+import { plant } from "../../support/strategies.ts";
 
 const Peek = suite("peek()");
-Peek.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Peek.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Peek, { prefix: "peek" });
 
 Peek("peek() returns a fresh value and undefined for a missing one, never loading", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
   assert.is(await cache.peek("k"), undefined);
   await cache.set("k", { v: 1 });
   assert.equal(await cache.peek("k"), { v: 1 });
-  assert.is(await redis.send(["EXISTS", cache.keys("missing").lease]), 0);
+  assert.is(await db.redis.send(["EXISTS", cache.keys("missing").lease]), 0);
   assert.is(await cache.peek("missing"), undefined);
-  assert.is(await redis.send(["EXISTS", cache.keys("missing").lease]), 0, "no lease taken");
+  assert.is(await db.redis.send(["EXISTS", cache.keys("missing").lease]), 0, "no lease taken");
   const stats = cache.stats();
   assert.equal([stats.peeks, stats.hits, stats.misses, stats.loads], [3, 0, 0, 0]);
   await cache.close();
 });
 
 Peek("peek() serves the stale window without starting a refresh", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, swr({ staleMs: 60_000 }), lease());
-  await plant(redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, swr({ staleMs: 60_000 }), lease());
+  await plant(db.redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   assert.is(await cache.peek("k"), "stale");
   await cache.close();
   assert.equal([cache.stats().loads, cache.stats().earlyRefreshes], [0, 0]);
 });
 
 Peek("peek() inside the stale-if-error window is undefined: only a failed reload may serve it", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, swr({ staleMs: 0, ifErrorMs: 60_000 }), lease());
-  await plant(redis, cache, "k", { payload: '"old"', freshMs: 1_000, ifErrorMs: 60_000, ageMs: 2_000 });
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns() },
+    swr({ staleMs: 0, ifErrorMs: 60_000 }),
+    lease(),
+  );
+  await plant(db.redis, cache, "k", { payload: '"old"', freshMs: 1_000, ifErrorMs: 60_000, ageMs: 2_000 });
   assert.is(await cache.peek("k"), undefined);
   // The same entry does serve a get whose reload fails.
   assert.is(await cache.get("k", () => Promise.reject(new Error("origin down"))), "old");
@@ -54,8 +45,8 @@ Peek("peek() inside the stale-if-error window is undefined: only a failed reload
 });
 
 Peek("peek() of an entry due for an early refresh returns it and starts nothing", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), random: () => 0.99 }, xfetch(), lease());
-  await plant(redis, cache, "k", { payload: '"due"', freshMs: 1_000, loadMs: 5_000 });
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.99 }, xfetch(), lease());
+  await plant(db.redis, cache, "k", { payload: '"due"', freshMs: 1_000, loadMs: 5_000 });
   assert.is(await cache.peek("k"), "due");
   await cache.close();
   assert.equal([cache.stats().loads, cache.stats().earlyRefreshes], [0, 0]);

@@ -1,34 +1,20 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { jitter } from "../../../strategies/jitter.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, deferred, events, origin, rejects } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `set${++n}`;
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { events, origin } from "../../support/strategies.ts";
+import { deferred } from "../../support/wait.ts";
 
 const Set = suite("set()");
-Set.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Set.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Set, { prefix: "set", clients: 2 });
 
 Set("set() writes through: the next get is a hit and never calls the origin", async () => {
-  const cache = pipeline<{ n: number }>({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline<{ n: number }>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   await cache.set(["user", 1], { n: 1 });
   const o = origin(() => ({ n: 2 }));
   assert.equal(await cache.get(["user", 1], o.load), { n: 1 });
@@ -36,7 +22,7 @@ Set("set() writes through: the next get is a hit and never calls the origin", as
   assert.equal([cache.stats().sets, cache.stats().hits, cache.stats().loads], [1, 1, 0]);
   // Another process sees it too.
   const theirs = pipeline<{ n: number }>({
-    redis: other,
+    redis: db.other,
     ttlMs: 60_000,
     namespace: cache.keys("x").data.split(":")[0]!,
   });
@@ -46,20 +32,20 @@ Set("set() writes through: the next get is a hit and never calls the origin", as
 
 Set("set() applies the write strategies' windows: jitter below the TTL, then the swr windows", async () => {
   const cache = pipeline(
-    { redis, ttlMs: 60_000, namespace: ns(), random: () => 0 },
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0 },
     swr({ staleMs: 10_000, ifErrorMs: 5_000 }),
     jitter({ spreadMs: 30_000 }),
   );
   await cache.set("k", "v", { ttlMs: 40_000 });
   // Fresh 40 s - 30 s jitter (random 0) = 10 s, then 10 s stale and 5 s error window.
-  const pttl = Number(await redis.send(["PTTL", cache.keys("k").data]));
+  const pttl = Number(await db.redis.send(["PTTL", cache.keys("k").data]));
   assert.ok(pttl > 24_000 && pttl <= 25_000, `pttl ${pttl}`);
   assert.is(await cache.peek("k"), "v");
   await cache.close();
 });
 
 Set("set() of undefined is a TypeError naming invalidate(), and bad options name the setting", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   await rejects(
     () => cache.set("k", undefined),
     TypeError,
@@ -80,13 +66,17 @@ Set("set() of undefined is a TypeError naming invalidate(), and bad options name
     TypeError,
     "Cannot set: 'tags' must be an array of strings, got string",
   );
-  assert.is(await redis.send(["EXISTS", cache.keys("k").data]), 0);
+  assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0);
   await cache.close();
 });
 
 Set("a load running when set() lands cannot publish over it, and its caller gets the set value", async () => {
   const ev = events();
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), onEvent: ev.onEvent }, coalesce(), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), onEvent: ev.onEvent },
+    coalesce(),
+    lease(),
+  );
   const hold = deferred();
   const o = origin(() => "loaded before the set");
   o.hold = hold.promise;
@@ -103,14 +93,14 @@ Set("a load running when set() lands cannot publish over it, and its caller gets
 });
 
 Set("a waiter polling only every 60 s gets the set value at once: set() announces", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ev = events();
-  const owner = pipeline({ redis: other, ttlMs: 60_000, namespace }, lease({ leaseMs: 30_000 }));
+  const owner = pipeline({ redis: db.other, ttlMs: 60_000, namespace }, lease({ leaseMs: 30_000 }));
   const waiterCache = pipeline(
-    { redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
+    { redis: db.redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
     lease({ pollMs: 60_000, waitMs: 30_000 }),
   );
-  const writer = pipeline({ redis: other, ttlMs: 60_000, namespace });
+  const writer = pipeline({ redis: db.other, ttlMs: 60_000, namespace });
   const hold = deferred();
   const o = origin(() => "owner's");
   o.hold = hold.promise;

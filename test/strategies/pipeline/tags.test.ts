@@ -4,37 +4,33 @@ import type { RedisClient } from "../../../resp/client.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, deferred, origin, rejects } from "../_helpers.ts";
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { origin } from "../../support/strategies.ts";
+import { deferred } from "../../support/wait.ts";
 
-let server: RedisServer;
-let redis: RedisClient;
 let resp2: RedisClient;
-let n = 0;
-const ns = () => `tags${++n}`;
 
 /** Calls of `command` the server has run so far. */
 async function calls(command: string): Promise<number> {
-  const info = String(await redis.send(["INFO", "commandstats"]));
+  const info = String(await db.redis.send(["INFO", "commandstats"]));
   const match = new RegExp(`cmdstat_${command.toLowerCase()}:calls=(\\d+)`).exec(info);
   return match === null ? 0 : Number(match[1]);
 }
 
 const Tags = suite("invalidateTags() and clear()");
+const db = useRedis(Tags, { prefix: "tags" });
 Tags.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  resp2 = await client(server.url, 2);
-});
-Tags.after(async () => {
-  redis?.destroy();
-  resp2?.destroy();
-  await server?.stop();
+  resp2 = await db.client(2);
 });
 
 for (const resp of [3, 2] as const) {
   Tags(`invalidateTags() makes every entry carrying a tag a miss, and nothing else (RESP${resp})`, async () => {
-    const cache = pipeline({ redis: resp === 3 ? redis : resp2, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+    const cache = pipeline(
+      { redis: resp === 3 ? db.redis : resp2, ttlMs: 60_000, namespace: db.ns() },
+      coalesce(),
+      lease(),
+    );
     const o = origin((call) => `v${call}`);
     assert.is(await cache.get("a", o.load, { tags: ["user:1", "all"] }), "v1");
     assert.is(await cache.get("b", o.load, { tags: ["user:2", "all"] }), "v2");
@@ -55,7 +51,7 @@ for (const resp of [3, 2] as const) {
 }
 
 Tags("invalidateTags() costs one command per tag whatever the number of entries", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
   await Promise.all(Array.from({ length: 500 }, (_, i) => cache.set(["item", i], i, { tags: ["bulk"] })));
   const before = await calls("set");
   await cache.invalidateTags(["bulk"]);
@@ -65,7 +61,7 @@ Tags("invalidateTags() costs one command per tag whatever the number of entries"
 });
 
 Tags("a tag invalidated while a tagged entry loads leaves that load's value a miss", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = origin((call) => `snapshot ${call}`);
   o.hold = hold.promise;
@@ -82,25 +78,25 @@ Tags("a tag invalidated while a tagged entry loads leaves that load's value a mi
 });
 
 Tags("a tag version that vanishes never revives older entries", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
   await cache.set("k", "tagged", { tags: ["t"] });
   const namespace = cache.keys("k").data.split(":")[0]!;
-  await redis.send(["DEL", `${namespace}:tag:t`]);
+  await db.redis.send(["DEL", `${namespace}:tag:t`]);
   assert.is(await cache.peek("k"), undefined);
   await cache.close();
 });
 
 Tags("clear() makes every entry of the namespace a miss in one command, and only that namespace", async () => {
-  const namespace = ns();
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace });
-  const neighbour = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  const namespace = db.ns();
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace });
+  const neighbour = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
   await Promise.all(Array.from({ length: 200 }, (_, i) => cache.set(["item", i], i)));
   await neighbour.set("n", "kept");
   const before = await calls("set");
   await cache.clear();
   assert.is(await calls("set"), before + 1);
   assert.is(
-    await redis.send(["KEYS", `${namespace}*`]).then((k) => (k as string[]).length > 200),
+    await db.redis.send(["KEYS", `${namespace}*`]).then((k) => (k as string[]).length > 200),
     true,
     "no key deleted",
   );
@@ -110,7 +106,7 @@ Tags("clear() makes every entry of the namespace a miss in one command, and only
 });
 
 Tags("a load that started before clear() does not revive its entry", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, coalesce(), lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = origin((call) => `v${call}`);
   o.hold = hold.promise;
@@ -124,16 +120,16 @@ Tags("a load that started before clear() does not revive its entry", async () =>
 });
 
 Tags("an epoch that vanishes (eviction, FLUSHALL of the key) never revives older entries", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
   await cache.set("k", "v");
   const namespace = cache.keys("k").data.split(":")[0]!;
-  await redis.send(["DEL", `${namespace}:epoch`]);
+  await db.redis.send(["DEL", `${namespace}:epoch`]);
   assert.is(await cache.peek("k"), undefined);
   await cache.close();
 });
 
 Tags("invalidateTags() validates its argument", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   await rejects(
     () => cache.invalidateTags("t" as never),
     TypeError,

@@ -1,36 +1,27 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
 import { runWorkers } from "../../support/processes.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, deferred, plant, rejects, until } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let other: RedisClient;
-let n = 0;
-const ns = () => `warm${++n}`;
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { plant } from "../../support/strategies.ts";
+import { deferred, until } from "../../support/wait.ts";
 
 const Warm = suite("warm()");
-Warm.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-  other = await client(server.url);
-});
-Warm.after(async () => {
-  redis?.destroy();
-  other?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Warm, { prefix: "warm", clients: 2 });
 
 Warm("warm() loads what is missing or stale, leaves what is fresh, and counts unique identities", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, swr({ staleMs: 60_000 }), coalesce(), lease());
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns() },
+    swr({ staleMs: 60_000 }),
+    coalesce(),
+    lease(),
+  );
   await cache.set("fresh", "kept");
-  await plant(redis, cache, "stale", { payload: '"old"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
+  await plant(db.redis, cache, "stale", { payload: '"old"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
   const loaded: string[] = [];
   const report = await cache.warm(["fresh", "stale", "missing", "missing", "fresh"], ({ identity }) => {
     loaded.push(String(identity));
@@ -47,7 +38,7 @@ Warm("warm() loads what is missing or stale, leaves what is fresh, and counts un
 });
 
 Warm("warm() keeps going past a failure and reports it", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
   const report = await cache.warm(["a", "bad", "c"], ({ identity }) => {
     if (identity === "bad") throw new Error("origin refused");
     return String(identity);
@@ -58,7 +49,7 @@ Warm("warm() keeps going past a failure and reports it", async () => {
 });
 
 Warm("warm() runs at most `concurrency` loads at once", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
   const total = 40;
   let inflight = 0;
   let peak = 0;
@@ -88,7 +79,7 @@ Warm("warm() runs at most `concurrency` loads at once", async () => {
 });
 
 Warm("an aborted warm() starts nothing more, waits for what runs, and rejects with the reason", async () => {
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns() }, lease());
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
   const controller = new AbortController();
   const hold = deferred();
   let started = 0;
@@ -112,7 +103,7 @@ Warm("an aborted warm() starts nothing more, waits for what runs, and rejects wi
 });
 
 Warm("warm() validates its arguments", async () => {
-  const cache = pipeline({ redis, ttlMs: 1000, namespace: ns() });
+  const cache = pipeline({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   await rejects(
     () => cache.warm(["a"], () => 1, { concurrency: 0 }),
     RangeError,
@@ -128,18 +119,18 @@ Warm("warm() validates its arguments", async () => {
 });
 
 Warm("4 OS processes warming the same 60 identities load each once, at most 3 at a time each", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const ids = Array.from({ length: 60 }, (_, i) => `k${i}`);
   const outputs = await runWorkers(
-    other,
+    db.other,
     new URL("./_worker.ts", import.meta.url),
     namespace,
-    [0, 1, 2, 3].map((i) => [server.url, namespace, String(i), "warm", ids.join(",")]),
+    [0, 1, 2, 3].map((i) => [db.server.url, namespace, String(i), "warm", ids.join(",")]),
   );
   const results = outputs.map((o) =>
     JSON.parse(o.trim()) as { result: { loaded: number; fresh: number; failed: number }; peak: number }
   );
-  const counts = (await other.send(["HVALS", `${namespace}:origin`])) as string[];
+  const counts = (await db.other.send(["HVALS", `${namespace}:origin`])) as string[];
   assert.is(counts.length, 60);
   assert.ok(counts.every((c) => c === "1"), `loads per identity: ${counts}`);
   assert.is(results.reduce((sum, r) => sum + r.result.loaded, 0), 60);

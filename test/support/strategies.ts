@@ -1,69 +1,15 @@
 /**
- * Helpers shared by the strategy tests: exact-message rejection checks,
- * held promises, barriers, counting origins, and polling for real events
- * (a lease expiring in Redis), never for races.
+ * What the strategy tests share besides the server: an origin that counts and
+ * holds its calls, an event log that resolves once enough events were seen,
+ * and `plant()`, which stores an entry exactly as a publication would (for a
+ * test that needs an entry of a given age without waiting for it to age).
  */
-import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../resp/client.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import { encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
 import { publish } from "../../strategies/pipeline/scripts.ts";
 import { token } from "../../strategies/pipeline/versions.ts";
 import type { CacheEvent, Identity, Keys } from "../../strategies/types.ts";
-import { deferred } from "../support/assert.ts";
-
-// One copy of these for every suite.
-export { deferred, until } from "../support/assert.ts";
-
-/**
- * Assert that `fn` rejects (or throws) an `ErrorClass` (matched by name too,
- * so a second loaded copy still counts) whose message equals `message`, or
- * matches it when it is a RegExp. Returns the error.
- */
-export async function rejects(
-  fn: () => unknown,
-  ErrorClass: abstract new (...args: never[]) => Error,
-  message?: string | RegExp,
-): Promise<Error> {
-  let caught: unknown;
-  let threw = false;
-  try {
-    await fn();
-  } catch (error) {
-    caught = error;
-    threw = true;
-  }
-  if (!threw) assert.unreachable(`expected a ${ErrorClass.name}, but it resolved`);
-  if (!(caught instanceof Error) || (!(caught instanceof ErrorClass) && (caught as Error).name !== ErrorClass.name)) {
-    assert.unreachable(
-      `expected a ${ErrorClass.name}, got ${
-        caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)
-      }`,
-    );
-  }
-  const error = caught as Error;
-  if (typeof message === "string") assert.is(error.message, message);
-  else if (message !== undefined) assert.match(error.message, message);
-  return error;
-}
-
-/** Resolves `reached` once `n` parties have called `arrive()`; each `arrive()` resolves then too. */
-export function barrier(
-  n: number,
-): { arrive(): Promise<void>; readonly reached: Promise<void>; readonly count: number } {
-  const all = deferred();
-  let count = 0;
-  return {
-    arrive() {
-      if (++count >= n) all.resolve();
-      return all.promise;
-    },
-    reached: all.promise,
-    get count() {
-      return count;
-    },
-  };
-}
+import { deferred } from "./wait.ts";
 
 /**
  * An origin that counts its calls and, while `hold` is set, waits for it
@@ -127,16 +73,6 @@ export function events() {
       return new Promise((done) => waiters.push({ types, n, done }));
     },
   };
-}
-
-/** Connect with RESP3 (push wake-ups) or RESP2 (polling). */
-export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
-  return connect({ url, resp });
-}
-
-/** Let pending I/O and timers of the current moment run. */
-export function tick(): Promise<void> {
-  return new Promise((r) => setImmediate(r));
 }
 
 /** What {@linkcode plant} stores. */

@@ -1,0 +1,95 @@
+/**
+ * The one way a test file gets a Redis: `useRedis(suite)` starts a
+ * redis-server of the suite's own (a free port, so suites never share state)
+ * before its first test, opens the clients the file asks for, names a fresh
+ * namespace per test with `ns()`, and closes clients and server in an after
+ * hook, which uvu runs even when a test or another hook failed.
+ */
+import type { Test } from "uvu";
+import { connect, type RedisClient } from "../../resp/client.ts";
+import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
+
+/** What {@linkcode useRedis} gives a suite; every field is ready from its first test on. */
+export interface RedisFixture {
+  /** The suite's server (to kill, pause or restart it). */
+  readonly server: RedisServer;
+  /** `redis://127.0.0.1:<port>` of the server. */
+  readonly url: string;
+  /** The first client the fixture opened (RESP3 unless `resp` says otherwise). */
+  readonly redis: RedisClient;
+  /** A second client, standing for another process: open with `clients: 2`. */
+  readonly other: RedisClient;
+  /** A namespace no other test of the suite uses, so tests never see each other's keys. */
+  ns(): string;
+  /** Open one more client, closed with the others when the suite ends. */
+  client(resp?: 2 | 3): Promise<RedisClient>;
+}
+
+/** Options for {@linkcode useRedis}. */
+export interface RedisFixtureOptions {
+  /** Start of every `ns()` name, so a key seen in `MONITOR` tells which file wrote it. @default {"ns"} */
+  prefix?: string;
+  /** Clients opened before the first test: 0, 1 (`redis`) or 2 (`redis`, `other`). @default {1} */
+  clients?: 0 | 1 | 2;
+  /** Protocol of those clients. @default {3} */
+  resp?: 2 | 3;
+  /** Options of the server (extra arguments, TLS). */
+  server?: StartRedisOptions;
+}
+
+/** A function that names a fresh namespace at each call: `${prefix}1`, `${prefix}2`, ... */
+export function namer(prefix: string): () => string {
+  let n = 0;
+  return () => `${prefix}${++n}`;
+}
+
+/** Connect with RESP3 (push wake-ups) or RESP2 (polling). */
+export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
+  return connect({ url, resp });
+}
+
+/**
+ * Give `suite` a redis-server and clients of its own: started in a before
+ * hook, closed in an after hook. Call it before registering hooks of the
+ * file's own that need the server (uvu runs hooks in registration order).
+ */
+// deno-lint-ignore no-explicit-any
+export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): RedisFixture {
+  const { prefix = "ns", clients = 1, resp = 3 } = options;
+  let server: RedisServer | undefined;
+  const opened: RedisClient[] = [];
+  const ns = namer(prefix);
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`useRedis(): ${what} is not open (before hook not run, or not asked for)`);
+    return value;
+  };
+  suite.before(async () => {
+    server = await startRedis(options.server);
+    for (let i = 0; i < clients; i++) opened.push(await client(server.url, resp));
+  });
+  suite.after(async () => {
+    for (const c of opened.splice(0)) c.destroy();
+    await server?.stop();
+    server = undefined;
+  });
+  return {
+    get server() {
+      return ready(server, "the server");
+    },
+    get url() {
+      return ready(server, "the server").url;
+    },
+    get redis() {
+      return ready(clients >= 1 ? opened[0] : undefined, "'redis' (clients: 1)");
+    },
+    get other() {
+      return ready(clients >= 2 ? opened[1] : undefined, "'other' (clients: 2)");
+    },
+    ns,
+    async client(r: 2 | 3 = 3) {
+      const c = await client(ready(server, "the server").url, r);
+      opened.push(c);
+      return c;
+    },
+  };
+}
