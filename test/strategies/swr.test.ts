@@ -179,7 +179,11 @@ Swr("close() drains background refreshes before it resolves", async () => {
   await o.called();
   let closed = false;
   const closing = cache.close().then(() => (closed = true));
-  await new Promise((r) => setTimeout(r, 5));
+  // A twin with no refresh running goes through the same close() steps (no
+  // I/O: neither cache waited on a lease, so neither subscribed) and started
+  // later: once it has closed, a close() that did not drain would have too.
+  const twin = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 10_000 }), lease());
+  await twin.close();
   assert.is(closed, false, "close() resolved while a refresh was running");
   hold.resolve();
   await closing;
