@@ -13,10 +13,11 @@ import * as assert from "uvu/assert";
 import { Decoder } from "../../resp/decode.ts";
 import { isProtocolError, type ProtocolError, RedisReplyError } from "../../resp/errors.ts";
 import type { Reply } from "../../resp/types.ts";
+import { seed } from "../support/random.ts";
 
 /** FUZZ_SCALE=20 runs twenty times as many cases (a deeper local hunt); CI runs the default. */
 const scale = Math.max(1, Number(process.env.FUZZ_SCALE ?? 1) || 1);
-const runs = (n: number) => ({ numRuns: n * scale });
+const runs = (n: number) => ({ numRuns: n * scale, seed });
 
 const te = new TextEncoder();
 const td = new TextDecoder();

@@ -220,17 +220,9 @@ export function encodeReply(value: Reply): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-/** A small deterministic PRNG (mulberry32), so random tests replay exactly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The generator lives in test/support/random.ts (one for every test); this
+// name stays for files that import it from here.
+export { mulberry32 as prng } from "../support/random.ts";
 
 /** A random reply tree, for round trips through `encodeReply` and the decoder. */
 export function randomReply(random: () => number, depth = 0): Reply {

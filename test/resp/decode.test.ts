@@ -16,12 +16,12 @@ import {
   type Event,
   map,
   P,
-  prng,
   R,
   randomReply,
   recorder,
   refuses,
 } from "./_vectors.ts";
+import { random as randomStream } from "../support/random.ts";
 
 /**
  * Feed `input` in `size`-byte pieces through ONE reused chunk that is
@@ -246,7 +246,7 @@ stream("decodes every valid vector back to back in one stream, at random chunk s
   const plain = valid.filter(([, , , options]) => options === undefined);
   const input = cat(...plain.map(([, bytes]) => bytes));
   const expected = plain.flatMap(([, , events]) => events);
-  const random = prng(7);
+  const random = randomStream(7);
   for (let round = 0; round < 200; round++) {
     const { decoder, events } = recorder();
     let at = 0;
@@ -260,7 +260,7 @@ stream("decodes every valid vector back to back in one stream, at random chunk s
 });
 
 stream("round-trips random reply trees in random chunks", () => {
-  const random = prng(20240611);
+  const random = randomStream(20240611);
   for (let round = 0; round < 300; round++) {
     const replies: Reply[] = [];
     for (let i = 0; i < 5; i++) replies.push(randomReply(random));

@@ -8,6 +8,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
+import { seed } from "./random.ts";
 
 const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 
@@ -46,6 +47,9 @@ const watchdog = setTimeout(() => {
 watchdog.unref?.();
 await uvu.exec();
 clearTimeout(watchdog);
+// Random draws (fast-check's included) all come from one seed: print it so
+// a failure found by a random case can be replayed.
+if ((process.exitCode ?? 0) !== 0) console.error(`\nrandom draws of this run: HERDLESS_SEED=${seed} replays them`);
 // Suites close their servers in after-hooks; anything still open (a leaked
 // socket) must not keep CI waiting forever.
 const code = process.exitCode ?? 0;
