@@ -6,22 +6,17 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { load, summary } from "../support/load.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>(
   "SCRIPT FLUSH and FLUSHALL mid-load",
 );
+const db = useRedis(test, { connect: {} });
 test.before(async (ctx) => {
-  ctx.server = await startRedis();
-  ctx.redis = await connect(ctx.server.url);
-  ctx.admin = await connect(ctx.server.url);
-});
-test.after(async (ctx) => {
-  ctx.redis?.destroy();
-  ctx.admin?.destroy();
-  await ctx.server?.stop();
+  ctx.admin = await db.client({});
 });
 
 const incr = new Script("return redis.call('INCR', KEYS[1])");

@@ -7,15 +7,11 @@ import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 
 const test = suite<{ server: RedisServer }>("redis-server SIGKILLed under load and restarted");
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-});
-test.after(async (ctx) => {
-  await ctx.server?.stop();
-});
+useRedis(test, { clients: 0 });
 
 test("callers get ConnectionErrors in bounded time, no INCR runs twice, the client reconnects to the restarted server", async ({ server }) => {
   // offlineTimeoutMs bounds how long a command issued while the server is down may wait.

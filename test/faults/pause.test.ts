@@ -5,19 +5,13 @@ import { ConnectionError, isTimeoutError, TimeoutError } from "../../resp/errors
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../support/assert.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("a paused server");
+const db = useRedis(test, { connect: {} });
 test.before(async (ctx) => {
-  ctx.server = await startRedis();
-  ctx.redis = await connect(ctx.server.url);
-  ctx.admin = await connect(ctx.server.url);
-});
-test.after(async (ctx) => {
-  ctx.server?.signal("SIGCONT");
-  ctx.redis?.destroy();
-  ctx.admin?.destroy();
-  await ctx.server?.stop();
+  ctx.admin = await db.client({});
 });
 
 /** SET then GET distinct values in one pipeline: a reply matched to the wrong command would show. */

@@ -6,14 +6,12 @@ import { readFileSync } from "node:fs";
 import { connect, ConnectionError, RedisReplyError } from "../../resp/mod.ts";
 import { freePort, type RedisServer, serverSupportsTls, startRedis } from "../support/redis-server.ts";
 import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
 
 const test = suite<{ server: RedisServer }>("connect(): AUTH, SELECT, SETNAME, unix sockets");
-test.before(async (ctx) => {
-  ctx.server = await startRedis({ args: ["--requirepass", "main-secret"] });
+useRedis(test, { clients: 0, server: { args: ["--requirepass", "main-secret"] } });
+test.before((ctx) => {
   ctx.server.cli("-a", "main-secret", "--no-auth-warning", "ACL", "SETUSER", "app", "on", ">app-pass", "~*", "+@all");
-});
-test.after(async (ctx) => {
-  await ctx.server?.stop();
 });
 
 for (const resp of [2, 3] as const) {

@@ -1,7 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, type RedisClient, RedisReplyError, TimeoutError } from "../../resp/mod.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects, until } from "../support/assert.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
@@ -9,14 +10,7 @@ import { watchedDeadlines } from "../../resp/_debug.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
 
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-  ctx.redis = await connect(ctx.server.url);
-});
-test.after(async (ctx) => {
-  ctx.redis?.destroy();
-  await ctx.server?.stop();
-});
+useRedis(test, { connect: {} });
 
 test("10,000 concurrent commands resolve in order", async ({ redis }) => {
   await redis.send(["DEL", "order"]);
@@ -55,13 +49,12 @@ test("numbers are sent in decimal", async ({ redis }) => {
 });
 
 const wire = suite<{ server: RedisServer; proxy: Proxy }>("RedisClient on the wire");
+useRedis(wire, { clients: 0 });
 wire.before(async (ctx) => {
-  ctx.server = await startRedis();
   ctx.proxy = await startProxy(ctx.server.port);
 });
 wire.after(async (ctx) => {
   await ctx.proxy?.close();
-  await ctx.server?.stop();
 });
 
 wire("every command issued in the same tick leaves in one write, in order", async ({ proxy }) => {

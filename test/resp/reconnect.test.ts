@@ -1,17 +1,13 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
 import { startProxy } from "../support/proxy.ts";
 
 const test = suite<{ server: RedisServer }>("RedisClient: connection loss and reconnect");
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-});
-test.after(async (ctx) => {
-  await ctx.server?.stop();
-});
+useRedis(test, { clients: 0 });
 
 test("connect() rejects with ConnectionError when nothing listens", async ({ server }) => {
   await rejects(

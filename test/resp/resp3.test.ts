@@ -1,20 +1,16 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient, RedisReplyError } from "../../resp/mod.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 
 // Every RESP2 and RESP3 type, produced by a real server (HELLO 3 and DEBUG PROTOCOL).
 const test = suite<{ server: RedisServer; r2: RedisClient; r3: RedisClient }>("RESP types from a real server");
 
+const db = useRedis(test, { clients: 0 });
 test.before(async (ctx) => {
-  ctx.server = await startRedis();
-  ctx.r2 = await connect({ url: ctx.server.url });
-  ctx.r3 = await connect({ url: ctx.server.url, resp: 3 });
-});
-test.after(async (ctx) => {
-  ctx.r2?.destroy();
-  ctx.r3?.destroy();
-  await ctx.server?.stop();
+  ctx.r2 = await db.client({});
+  ctx.r3 = await db.client({ resp: 3 });
 });
 
 test("HELLO 3 switches the connection to RESP3 and returns a map without a prototype", async ({ r3 }) => {

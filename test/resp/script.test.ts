@@ -1,20 +1,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createHash } from "node:crypto";
-import { connect, type RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
+import { type RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
 import type { Arg, RedisLike, SendOptions } from "../../resp/mod.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
 import { rejects, until } from "../support/assert.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("Script");
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-  ctx.redis = await connect({ url: ctx.server.url, reconnect: { minMs: 10, maxMs: 20 } });
-});
-test.after(async (ctx) => {
-  ctx.redis?.destroy();
-  await ctx.server?.stop();
-});
+useRedis(test, { connect: { reconnect: { minMs: 10, maxMs: 20 } } });
 
 /** Records the command names sent through a real client. */
 function recording(redis: RedisClient): RedisLike & { names: string[]; generation: number } {

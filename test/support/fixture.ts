@@ -7,6 +7,7 @@
  */
 import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
+import type { ConnectOptions } from "../../resp/options.ts";
 import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
 
 /** What {@linkcode useRedis} gives a suite; every field is ready from its first test on. */
@@ -15,14 +16,14 @@ export interface RedisFixture {
   readonly server: RedisServer;
   /** `redis://127.0.0.1:<port>` of the server. */
   readonly url: string;
-  /** The first client the fixture opened (RESP3 unless `resp` says otherwise). */
+  /** The first client the fixture opened. */
   readonly redis: RedisClient;
   /** A second client, standing for another process: open with `clients: 2`. */
   readonly other: RedisClient;
   /** A namespace no other test of the suite uses, so tests never see each other's keys. */
   ns(): string;
-  /** Open one more client, closed with the others when the suite ends. */
-  client(resp?: 2 | 3): Promise<RedisClient>;
+  /** Open one more client (RESP3 unless `options` say otherwise), closed with the others when the suite ends. */
+  client(options?: Omit<ConnectOptions, "url">): Promise<RedisClient>;
 }
 
 /** Options for {@linkcode useRedis}. */
@@ -31,10 +32,17 @@ export interface RedisFixtureOptions {
   prefix?: string;
   /** Clients opened before the first test: 0, 1 (`redis`) or 2 (`redis`, `other`). @default {1} */
   clients?: 0 | 1 | 2;
-  /** Protocol of those clients. @default {3} */
-  resp?: 2 | 3;
+  /** How those clients connect (the url is the server's). @default {{ resp: 3 }} */
+  connect?: Omit<ConnectOptions, "url">;
   /** Options of the server (extra arguments, TLS). */
   server?: StartRedisOptions;
+}
+
+/** The fields the fixture also puts in the suite's uvu context, for tests written as `async ({ server, redis }) => ...`. */
+export interface RedisContext {
+  server: RedisServer;
+  redis: RedisClient;
+  other: RedisClient;
 }
 
 /** A function that names a fresh namespace at each call: `${prefix}1`, `${prefix}2`, ... */
@@ -51,11 +59,12 @@ export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
 /**
  * Give `suite` a redis-server and clients of its own: started in a before
  * hook, closed in an after hook. Call it before registering hooks of the
- * file's own that need the server (uvu runs hooks in registration order).
+ * file's own that need the server (uvu runs hooks in registration order);
+ * clients a file opens with `client()` are closed before the server stops.
  */
 // deno-lint-ignore no-explicit-any
 export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): RedisFixture {
-  const { prefix = "ns", clients = 1, resp = 3 } = options;
+  const { prefix = "ns", clients = 1, connect: how = { resp: 3 } } = options;
   let server: RedisServer | undefined;
   const opened: RedisClient[] = [];
   const ns = namer(prefix);
@@ -63,12 +72,21 @@ export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): R
     if (value === undefined) throw new Error(`useRedis(): ${what} is not open (before hook not run, or not asked for)`);
     return value;
   };
-  suite.before(async () => {
+  const open = async (o: Omit<ConnectOptions, "url">) => {
+    const c = await connect({ ...o, url: ready(server, "the server").url });
+    opened.push(c);
+    return c;
+  };
+  suite.before(async (ctx: Partial<RedisContext>) => {
     server = await startRedis(options.server);
-    for (let i = 0; i < clients; i++) opened.push(await client(server.url, resp));
+    ctx.server = server;
+    if (clients >= 1) ctx.redis = await open(how);
+    if (clients >= 2) ctx.other = await open(how);
   });
   suite.after(async () => {
     for (const c of opened.splice(0)) c.destroy();
+    // A test may have left it paused (SIGSTOP): a stopped process cannot shut down.
+    server?.signal("SIGCONT");
     await server?.stop();
     server = undefined;
   });
@@ -86,10 +104,6 @@ export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): R
       return ready(clients >= 2 ? opened[1] : undefined, "'other' (clients: 2)");
     },
     ns,
-    async client(r: 2 | 3 = 3) {
-      const c = await client(ready(server, "the server").url, r);
-      opened.push(c);
-      return c;
-    },
+    client: (o = { resp: 3 }) => open(o),
   };
 }

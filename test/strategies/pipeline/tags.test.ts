@@ -21,7 +21,7 @@ async function calls(command: string): Promise<number> {
 const Tags = suite("invalidateTags() and clear()");
 const db = useRedis(Tags, { prefix: "tags" });
 Tags.before(async () => {
-  resp2 = await db.client(2);
+  resp2 = await db.client({ resp: 2 });
 });
 
 for (const resp of [3, 2] as const) {
