@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
 
 const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -77,13 +77,7 @@ function run(path: string, url: string): Promise<{ code: number | null; out: str
 }
 
 const Examples = suite("adapters' @examples");
-let server: RedisServer;
-Examples.before(async () => {
-  server = await startRedis();
-});
-Examples.after(async () => {
-  await server?.stop();
-});
+const db = useRedis(Examples, { clients: 0 });
 
 const all = FILES.flatMap(examples);
 Examples("every adapter function has an example, and each imports as published", () => {
@@ -109,7 +103,7 @@ for (const example of all) {
         .replace(`from "${example.client}"`, `from "${version}"`);
       writeFileSync(path, code);
       try {
-        return { version, ...(await run(path, server.url)) };
+        return { version, ...(await run(path, db.server.url)) };
       } finally {
         rmSync(path, { force: true });
       }

@@ -9,24 +9,14 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../resp/client.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
 import { until } from "../support/wait.ts";
 
 const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
 const KINDS = ["ioredis", "herdless", "node-redis", ...(isBun ? ["bun"] : [])];
 
 const Processes = suite("adapters across processes");
-let server: RedisServer;
-let control: RedisClient;
-Processes.before(async () => {
-  server = await startRedis();
-  control = await connect({ url: server.url });
-});
-Processes.after(async () => {
-  control?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Processes, { connect: {} });
 
 function workerCommand(): string[] {
   const worker = fileURLToPath(new URL("./_worker.ts", import.meta.url));
@@ -51,7 +41,7 @@ async function race(namespace: string, holder: string): Promise<{ results: Resul
   const outputs = KINDS.map((kind) => {
     const child = spawn(
       process.execPath,
-      [...workerCommand(), server.url, namespace, kind, kind, String(KINDS.length)],
+      [...workerCommand(), db.server.url, namespace, kind, kind, String(KINDS.length)],
       { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
@@ -67,15 +57,15 @@ async function race(namespace: string, holder: string): Promise<{ results: Resul
   });
   const exited = Promise.all(outputs).then(() => null);
   for (let i = 0; i < KINDS.length; i++) {
-    const ready = await Promise.race([control.send(["BLPOP", `${namespace}:ready`, 30]), exited]);
+    const ready = await Promise.race([db.redis.send(["BLPOP", `${namespace}:ready`, 30]), exited]);
     assert.ok(ready !== null, "a worker exited before it was ready");
   }
   // The holder alone first: its lease is taken before anyone else looks.
-  await control.send(["RPUSH", `${namespace}:go:${holder}`, 1]);
-  await until(async () => Number(await control.send(["LLEN", `${namespace}:parked`])) >= 1, 20_000);
-  for (const kind of KINDS) if (kind !== holder) await control.send(["RPUSH", `${namespace}:go:${kind}`, 1]);
+  await db.redis.send(["RPUSH", `${namespace}:go:${holder}`, 1]);
+  await until(async () => Number(await db.redis.send(["LLEN", `${namespace}:parked`])) >= 1, 20_000);
+  for (const kind of KINDS) if (kind !== holder) await db.redis.send(["RPUSH", `${namespace}:go:${kind}`, 1]);
   const results = await Promise.all(outputs);
-  const parked = (await control.send(["LRANGE", `${namespace}:parked`, 0, -1])) as string[];
+  const parked = (await db.redis.send(["LRANGE", `${namespace}:parked`, 0, -1])) as string[];
   return { results, parked };
 }
 
@@ -86,7 +76,7 @@ for (const holder of ["ioredis", "herdless"]) {
     const { results, parked } = await race(namespace, holder);
     assert.is(parked[0], `${holder}:lease-won`, "the holder won the lease");
     assert.equal(parked.slice(1).sort(), KINDS.filter((k) => k !== holder).map((k) => `${k}:wait`).sort());
-    assert.is(await control.send(["GET", `${namespace}:origin`]), "1");
+    assert.is(await db.redis.send(["GET", `${namespace}:origin`]), "1");
     for (const r of results) assert.equal(r.values, Array(10).fill("value-1"), `${r.kind} got the one value`);
     assert.is(results.reduce((sum, r) => sum + r.stats.loads, 0), 1);
     assert.is(results.find((r) => r.kind === holder)!.stats.loads, 1);

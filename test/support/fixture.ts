@@ -22,8 +22,12 @@ export interface RedisFixture {
   readonly other: RedisClient;
   /** A namespace no other test of the suite uses, so tests never see each other's keys. */
   ns(): string;
-  /** Open one more client (RESP3 unless `options` say otherwise), closed with the others when the suite ends. */
-  client(options?: Omit<ConnectOptions, "url">): Promise<RedisClient>;
+  /**
+   * Open one more client (RESP3 unless `options` say otherwise; to the
+   * server unless they name another url, a proxy's), closed before the
+   * server stops.
+   */
+  client(options?: ConnectOptions): Promise<RedisClient>;
 }
 
 /** Options for {@linkcode useRedis}. */
@@ -72,8 +76,8 @@ export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): R
     if (value === undefined) throw new Error(`useRedis(): ${what} is not open (before hook not run, or not asked for)`);
     return value;
   };
-  const open = async (o: Omit<ConnectOptions, "url">) => {
-    const c = await connect({ ...o, url: ready(server, "the server").url });
+  const open = async (o: ConnectOptions) => {
+    const c = await connect({ url: ready(server, "the server").url, ...o });
     opened.push(c);
     return c;
   };

@@ -1,22 +1,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../../mod.ts";
 import { callsPerPhase } from "../../../lab/chaos/calls.ts";
 import { settings } from "../../../lab/chaos/config.ts";
 import { LOG_KEY } from "../../../lab/chaos/origin.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+import { useRedis } from "../../support/fixture.ts";
 
 const Calls = suite("callsPerPhase()");
-let server: RedisServer;
-let redis: RedisClient;
-Calls.before(async () => {
-  server = await startRedis();
-  redis = await connect({ url: server.url });
-});
-Calls.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Calls, { connect: {} });
 
 Calls("callsPerPhase() counts a call sooner than minGapMs after the previous one for its key as excess", async () => {
   const gap = settings.minGapMs;
@@ -29,8 +19,8 @@ Calls("callsPerPhase() counts a call sooner than minGapMs after the previous one
     `${settings.bigKey} 5000`,
     `${settings.bigKey} 5001`, // the large values are counted, never judged
   ];
-  await redis.send(["RPUSH", LOG_KEY, ...log]);
-  const phases = await callsPerPhase(redis, [
+  await db.redis.send(["RPUSH", LOG_KEY, ...log]);
+  const phases = await callsPerPhase(db.redis, [
     { start: 0, faultEnd: 1000 },
     { start: 2000, faultEnd: 4000 },
   ]);

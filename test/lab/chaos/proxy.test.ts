@@ -1,23 +1,20 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../../mod.ts";
+import type { RedisClient } from "../../../mod.ts";
 import { type FaultProxy, startFaultProxy } from "../../../lab/chaos/proxy.ts";
 import { until } from "../../support/assert.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+import { useRedis } from "../../support/fixture.ts";
 
 const Proxy = suite("startFaultProxy()");
-let server: RedisServer;
 let proxy: FaultProxy;
 let client: RedisClient;
+const db = useRedis(Proxy, { clients: 0 });
 Proxy.before(async () => {
-  server = await startRedis();
-  proxy = await startFaultProxy(server.port);
-  client = await connect({ url: proxy.url });
+  proxy = await startFaultProxy(db.server.port);
+  client = await db.client({ url: proxy.url });
 });
 Proxy.after(async () => {
-  client?.destroy();
   await proxy?.close();
-  await server?.stop();
 });
 
 const turn = () => new Promise((r) => setImmediate(r));
