@@ -3,20 +3,20 @@
  * with the same tests for each flavor (client package and configuration):
  * reply shapes, server errors, buffers, timeoutMs against a paused server,
  * abort, Script.run through NOSCRIPT, and a full pipeline over the adapter.
- * Each suite starts its own redis-server and closes everything in `after`.
+ * Each suite gets its own redis-server from `useRedis()`.
  */
 import { getEventListeners } from "node:events";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pendingDeadlines } from "../../resp/adapters/_common.ts";
-import { connect, type RedisClient } from "../../resp/client.ts";
+import type { RedisClient } from "../../resp/client.ts";
 import { isRedisReplyError, isTimeoutError, RedisReplyError, TimeoutError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
 import type { Reply } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
 import { rejects } from "../support/assert.ts";
 import { events, origin } from "../support/strategies.ts";
 import { deferred } from "../support/wait.ts";
@@ -45,36 +45,29 @@ function owned(value: unknown): boolean {
 /** Register the contract suite `title` (e.g. "fromIoredis()") over `flavors`. */
 export function contract(title: string, flavors: readonly Flavor[]): void {
   const Suite = suite(title);
-  let server: RedisServer;
-  let control: RedisClient;
   let pushClient: RedisClient;
   const open: Opened[] = [];
   const clients = new Map<string, Opened>();
-  let n = 0;
-  const ns = () => `adapt${++n}`;
 
+  // Registered before the fixture's, so it runs before the server stops (a
+  // client package may wait for its QUIT reply). The fixture resumes a
+  // server a failed test left paused.
+  Suite.after(async () => {
+    await Promise.allSettled(open.map((o) => o.close()));
+  });
+  const db = useRedis(Suite, { prefix: "adapt", connect: {} });
   Suite.before(async () => {
-    server = await startRedis();
-    control = await connect({ url: server.url });
-    pushClient = await connect({ url: server.url, resp: 3 });
+    pushClient = await db.client({ resp: 3 });
     for (const flavor of flavors) {
-      const o = await flavor.open(server.url);
+      const o = await flavor.open(db.url);
       open.push(o);
       clients.set(flavor.name, o);
     }
   });
-  Suite.after(async () => {
-    // A test that failed while the server was paused must not leave it so.
-    server?.signal("SIGCONT");
-    await Promise.allSettled(open.map((o) => o.close()));
-    control?.destroy();
-    pushClient?.destroy();
-    await server?.stop();
-  });
 
   // Opens a second client of the flavor for the length of `body`.
   async function withSecond<T>(flavor: Flavor, body: (second: Opened) => Promise<T>): Promise<T> {
-    const second = await flavor.open(server.url);
+    const second = await flavor.open(db.server.url);
     try {
       return await body(second);
     } finally {
@@ -88,7 +81,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("strings, integers, nil, nested arrays, maps and binary values come back as our client decodes them", async () => {
       const r = redis();
-      const k = ns();
+      const k = db.ns();
       assert.is(await r.send(["SET", `${k}:s`, "héllo ✓", "PX", 60_000]), "OK");
       assert.is(await r.send(["GET", `${k}:s`]), "héllo ✓");
       assert.is(await r.send(["SET", `${k}:empty`, ""]), "OK");
@@ -98,7 +91,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
       assert.is(await r.send(["INCRBY", `${k}:n`, -5]), -4);
       // An integer beyond 2^53 goes out with its exact digits, as our encoder writes it.
       assert.is(await r.send(["SET", `${k}:big`, 2 ** 60]), "OK");
-      assert.is(await control.send(["GET", `${k}:big`]), "1152921504606846976");
+      assert.is(await db.redis.send(["GET", `${k}:big`]), "1152921504606846976");
       assert.is(await r.send(["RPUSH", `${k}:l`, "a", "", "c"]), 3);
       assert.equal(await r.send(["LRANGE", `${k}:l`, 0, -1]), ["a", "", "c"]);
       assert.equal(await r.send(["EVAL", "return {1, 'two', {3, false}, {}}", 0]), [1, "two", [3, null], []]);
@@ -106,7 +99,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
       // Binary safe both ways: CR LF, 0xff, NUL.
       const value = bytes(0, 255, 13, 10, 0x80, 1);
       assert.is(await r.send(["SET", `${k}:bin`, value]), "OK");
-      same(await control.send(["GET", `${k}:bin`], { buffers: true }), value);
+      same(await db.redis.send(["GET", `${k}:bin`], { buffers: true }), value);
       // A map, with a key that must stay a key.
       await r.send(["HSET", `${k}:h`, "__proto__", "x", "b", "2"]);
       const map = await r.send(["HGETALL", `${k}:h`]);
@@ -120,7 +113,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("a server error rejects with RedisReplyError and its code; one inside an array is in place", async () => {
       const r = redis();
-      const k = ns();
+      const k = db.ns();
       await r.send(["HSET", k, "f", "v"]);
       const e = await rejects(() => r.send(["GET", k]), RedisReplyError, /^WRONGTYPE Operation against a key/);
       assert.ok(isRedisReplyError(e));
@@ -150,14 +143,14 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
         TypeError,
         "Cannot send: argument 2 must be a string, finite number or Uint8Array, got null",
       );
-      assert.is(await control.send(["EXISTS", "k"]), 0);
+      assert.is(await db.redis.send(["EXISTS", "k"]), 0);
     });
 
     if (flavor.buffersEverywhere) {
       test("buffers: true returns every bulk string of the reply as bytes", async () => {
         const r = redis();
-        const k = ns();
-        await control.send(["RPUSH", k, "a", bytes(0xff, 0), ""]);
+        const k = db.ns();
+        await db.redis.send(["RPUSH", k, "a", bytes(0xff, 0), ""]);
         const list = await r.send(["LRANGE", k, 0, -1], { buffers: true }) as Reply[];
         assert.ok(list.every((v) => v instanceof Uint8Array), "every element is bytes");
         same(list, [bytes(97), bytes(0xff, 0), bytes()]);
@@ -171,8 +164,8 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
     } else {
       test("buffers: true is honoured for GET and refused (TypeError, nothing sent) elsewhere", async () => {
         const r = redis();
-        const k = ns();
-        await control.send(["SET", k, bytes(0xff, 0, 13, 10)]);
+        const k = db.ns();
+        await db.redis.send(["SET", k, bytes(0xff, 0, 13, 10)]);
         const got = await r.send(["GET", k], { buffers: true });
         same(got, bytes(0xff, 0, 13, 10));
         assert.ok(owned(got), "bytes own their memory");
@@ -182,14 +175,14 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
           TypeError,
           "Cannot send INCR with buffers: Bun's RedisClient returns bytes only for GET (getBuffer); its send() decodes every reply to strings",
         );
-        assert.is(await control.send(["EXISTS", `${k}:n`]), 0);
+        assert.is(await db.redis.send(["EXISTS", `${k}:n`]), 0);
       });
     }
 
     test("timeoutMs rejects with TimeoutError while the server is paused; the client works again after", async () => {
       const r = redis();
       assert.is(await r.send(["PING"], { timeoutMs: 1000 }), "PONG");
-      server.signal("SIGSTOP");
+      db.server.signal("SIGSTOP");
       let e: Error;
       try {
         e = await rejects(
@@ -198,7 +191,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
           /^Command GET timed out after \d+ ms$/,
         );
       } finally {
-        server.signal("SIGCONT");
+        db.server.signal("SIGCONT");
       }
       assert.ok(isTimeoutError(e));
       assert.ok((e as TimeoutError).waitedMs >= 100, `waited ${(e as TimeoutError).waitedMs} ms`);
@@ -209,12 +202,12 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("an abort rejects with signal.reason, an aborted signal sends nothing, and no listener is left behind", async () => {
       const r = redis();
-      const k = ns();
+      const k = db.ns();
       const gone = new Error("caller left");
       await rejects(() => r.send(["INCR", k], { signal: AbortSignal.abort(gone) }), Error, "caller left");
-      assert.is(await control.send(["GET", k]), null, "a command whose signal was already aborted is never sent");
+      assert.is(await db.redis.send(["GET", k]), null, "a command whose signal was already aborted is never sent");
 
-      server.signal("SIGSTOP");
+      db.server.signal("SIGSTOP");
       const controller = new AbortController();
       const reason = new Error("stop waiting");
       let caught: unknown;
@@ -223,7 +216,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
         controller.abort(reason);
         caught = await pending;
       } finally {
-        server.signal("SIGCONT");
+        db.server.signal("SIGCONT");
       }
       assert.is(caught, reason, "rejected with the very reason given to abort()");
       assert.is(getEventListeners(controller.signal, "abort").length, 0);
@@ -236,14 +229,14 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("Script.run sends EVAL, then EVALSHA, and falls back to EVAL on NOSCRIPT after SCRIPT FLUSH", async () => {
       const r = redis();
-      const k = ns();
+      const k = db.ns();
       const script = new Script(`return redis.call('INCRBY', KEYS[1], ARGV[1]) -- ${k}`);
-      await control.send(["CONFIG", "RESETSTAT"]);
+      await db.redis.send(["CONFIG", "RESETSTAT"]);
       assert.is(await script.run(r, [k], [2]), 2);
       assert.is(await script.run(r, [k], [3]), 5);
-      await control.send(["SCRIPT", "FLUSH"]);
+      await db.redis.send(["SCRIPT", "FLUSH"]);
       assert.is(await script.run(r, [k], [4]), 9);
-      const stats = String(await control.send(["INFO", "commandstats"]));
+      const stats = String(await db.redis.send(["INFO", "commandstats"]));
       const stat = (command: string, field: string) =>
         Number(stats.match(new RegExp(`cmdstat_${command}:[^\\r\\n]*?\\b${field}=(\\d+)`))?.[1] ?? 0);
       // `calls` counts failed calls too; `rejected_calls` those refused before running.
@@ -257,7 +250,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("a cold burst of 50 gets through two caches over two clients costs 1 origin call (waiters poll)", async () => {
       await withSecond(flavor, async (second) => {
-        const namespace = ns();
+        const namespace = db.ns();
         const ev = events();
         const one = pipeline({ redis: redis(), ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
         const two = pipeline({ redis: second.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
@@ -286,7 +279,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
 
     test("with a herdless RESP3 client as `wakeups`, a waiter is woken by push, not by its poll", async () => {
       await withSecond(flavor, async (second) => {
-        const namespace = ns();
+        const namespace = db.ns();
         const ev = events();
         const owner = pipeline({ redis: second.redis, ttlMs: 5000, namespace }, lease());
         // Its first look again would come after 30 s at the earliest, past its
@@ -312,7 +305,7 @@ export function contract(title: string, flavors: readonly Flavor[]): void {
     });
 
     test("the bytes codec round-trips binary values through the adapter", async () => {
-      const namespace = ns();
+      const namespace = db.ns();
       const value = bytes(0, 0xff, 13, 10, 0x80, 7);
       const writer = pipeline<Uint8Array>({ redis: redis(), ttlMs: 5000, namespace, codec: "bytes" }, lease());
       same(await writer.get("bin", () => value), value);

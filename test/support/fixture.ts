@@ -62,9 +62,10 @@ export function client(url: string, resp: 2 | 3 = 3): Promise<RedisClient> {
 
 /**
  * Give `suite` a redis-server and clients of its own: started in a before
- * hook, closed in an after hook. Call it before registering hooks of the
- * file's own that need the server (uvu runs hooks in registration order);
- * clients a file opens with `client()` are closed before the server stops.
+ * hook, closed in an after hook. uvu runs each kind of hook in registration
+ * order, so a file registers its own before hooks that need the server after
+ * calling this, and its after hooks that need the server before. Clients a
+ * file opens with `client()` are closed before the server stops.
  */
 // deno-lint-ignore no-explicit-any
 export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): RedisFixture {
