@@ -3,11 +3,10 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Redis } from "ioredis5";
 import { fromIoredis } from "../../resp/adapters/ioredis.ts";
-import { connect } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
 import { rejects } from "../support/assert.ts";
 import { events, origin } from "../support/strategies.ts";
 import { deferred } from "../support/wait.ts";
@@ -17,6 +16,7 @@ import { IOREDIS } from "./_flavors.ts";
 contract("fromIoredis()", IOREDIS);
 
 const Options = suite("fromIoredis() and the client's options");
+const db = useRedis(Options, { connect: {} });
 
 Options("refuses what is not an ioredis client, naming what it needs", async () => {
   const message =
@@ -27,10 +27,9 @@ Options("refuses what is not an ioredis client, naming what it needs", async () 
 });
 
 Options("a keyPrefix applies to every key of the cache, scripts' keys included; waiters poll", async () => {
-  const server = await startRedis();
-  const control = await connect({ url: server.url });
-  const a = new Redis(server.url, { keyPrefix: "app:", lazyConnect: true });
-  const b = new Redis(server.url, { keyPrefix: "app:", lazyConnect: true });
+  const control = db.redis;
+  const a = new Redis(db.url, { keyPrefix: "app:", lazyConnect: true });
+  const b = new Redis(db.url, { keyPrefix: "app:", lazyConnect: true });
   try {
     await Promise.all([a.connect(), b.connect()]);
     const ev = events();
@@ -61,8 +60,6 @@ Options("a keyPrefix applies to every key of the cache, scripts' keys included; 
   } finally {
     a.disconnect();
     b.disconnect();
-    control.destroy();
-    await server.stop();
   }
 });
 

@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer";
 import { createClient, RESP_TYPES } from "redis5";
 import { fromNodeRedis } from "../../resp/adapters/node_redis.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { startRedis } from "../support/redis-server.ts";
+import { useRedis } from "../support/fixture.ts";
 import { rejects } from "../support/assert.ts";
 import { contract } from "./_contract.ts";
 import { NODE_REDIS } from "./_flavors.ts";
@@ -13,6 +13,7 @@ import { NODE_REDIS } from "./_flavors.ts";
 contract("fromNodeRedis()", NODE_REDIS);
 
 const Options = suite("fromNodeRedis() and the client's options");
+const db = useRedis(Options, { clients: 0 });
 
 Options("refuses what is not a node-redis client, naming what it needs", async () => {
   const message =
@@ -22,8 +23,7 @@ Options("refuses what is not a node-redis client, naming what it needs", async (
 });
 
 Options("a client made with withTypeMapping() still answers with strings unless bytes are asked for", async () => {
-  const server = await startRedis();
-  const client = await createClient({ url: server.url, RESP: 3 }).connect();
+  const client = await createClient({ url: db.url, RESP: 3 }).connect();
   try {
     const mapped = client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer, [RESP_TYPES.MAP]: Array });
     const redis = fromNodeRedis(mapped);
@@ -38,7 +38,6 @@ Options("a client made with withTypeMapping() still answers with strings unless 
     await cache.close();
   } finally {
     await client.close();
-    await server.stop();
   }
 });
 
