@@ -5,13 +5,13 @@ import type { Arg, SendOptions } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { jitter } from "../../strategies/jitter.ts";
 import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import type { Strategy } from "../../strategies/types.ts";
 import { rejects } from "../support/assert.ts";
 import { client, useRedis } from "../support/fixture.ts";
-import { events, origin, plant } from "../support/strategies.ts";
+import { events, origin, plant, type Planted } from "../support/strategies.ts";
 import { deferred, tick } from "../support/wait.ts";
 
 const Pipeline = suite("pipeline()");
@@ -451,49 +451,59 @@ function holdFirstGet(gate: Promise<void>) {
   return { adapter, reading: reading.promise };
 }
 
-Pipeline("close() waits for a get still in its read phase, which then starts no load", async () => {
-  const gate = deferred();
-  const { adapter, reading } = holdFirstGet(gate.promise);
-  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: db.ns() });
-  const o = origin(() => "loaded after close");
-  const call = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
-  await reading;
-  let closed = false;
-  const closing = cache.close().then(() => (closed = true));
-  await tick();
-  const closedWhileReading = closed;
-  gate.resolve();
-  await closing;
-  const result = await call;
-  assert.is(o.calls, 0, "a load started after close()");
-  assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
-  assert.ok(
-    "e" in result && (result.e as Error).message === "Cannot get: the cache is closed",
-    `the get gave ${JSON.stringify(result)}`,
-  );
-  assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
-});
-
-Pipeline("close() waits for a get still in its read phase, which then starts no background refresh", async () => {
-  const gate = deferred();
-  const { adapter, reading } = holdFirstGet(gate.promise);
-  const cache = pipeline({ redis: adapter, ttlMs: 1000, namespace: db.ns() }, swr({ staleMs: 60_000 }));
-  // Past its fresh window, well inside its stale one: served stale and refreshed.
-  // (planted through the real client: the adapter holds its first GET.)
-  await plant(db.redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
-  const o = origin(() => "refreshed after close");
-  const call = cache.get("k", o.load);
-  await reading;
-  let closed = false;
-  const closing = cache.close().then(() => (closed = true));
-  await tick();
-  const closedWhileReading = closed;
-  gate.resolve();
-  await closing;
-  assert.is(await call, "stale");
-  assert.is(o.calls, 0, "a refresh started after close()");
-  assert.equal([cache.stats().stale, cache.stats().loads], [1, 0]);
-  assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
-});
+// A get still reading when close() is called must finish before close()
+// resolves, and start nothing: neither a load for a miss nor a background
+// refresh for a stale entry.
+const readPhase: {
+  what: string;
+  strategies: () => Strategy[];
+  planted?: Planted;
+  check(call: Promise<unknown>, cache: Cache<unknown>): Promise<void>;
+}[] = [
+  {
+    what: "load",
+    strategies: () => [],
+    async check(call, cache) {
+      const result = await call.then((v) => ({ v }), (e: unknown) => ({ e }));
+      assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0, "a value was stored after close()");
+      assert.ok(
+        "e" in result && (result.e as Error).message === "Cannot get: the cache is closed",
+        `the get gave ${JSON.stringify(result)}`,
+      );
+    },
+  },
+  {
+    what: "background refresh",
+    strategies: () => [swr({ staleMs: 60_000 })],
+    // Past its fresh window, well inside its stale one: served stale and refreshed.
+    planted: { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 },
+    async check(call, cache) {
+      assert.is(await call, "stale");
+      assert.equal([cache.stats().stale, cache.stats().loads], [1, 0]);
+    },
+  },
+];
+for (const c of readPhase) {
+  Pipeline(`close() waits for a get still in its read phase, which then starts no ${c.what}`, async () => {
+    const gate = deferred();
+    const { adapter, reading } = holdFirstGet(gate.promise);
+    const cache = pipeline<unknown>({ redis: adapter, ttlMs: 1000, namespace: db.ns() }, ...c.strategies());
+    // Planted through the real client: the adapter holds its first GET.
+    if (c.planted) await plant(db.redis, cache, "k", c.planted);
+    const o = origin(() => `${c.what} after close`);
+    const call = cache.get("k", o.load);
+    call.catch(() => {}); // Checked below, once close() resolved.
+    await reading;
+    let closed = false;
+    const closing = cache.close().then(() => (closed = true));
+    await tick();
+    const closedWhileReading = closed;
+    gate.resolve();
+    await closing;
+    await c.check(call, cache);
+    assert.is(o.calls, 0, `a ${c.what} started after close()`);
+    assert.is(closedWhileReading, false, "close() resolved while a get was still reading");
+  });
+}
 
 Pipeline.run();

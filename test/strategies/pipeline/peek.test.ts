@@ -4,8 +4,9 @@ import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
 import { xfetch } from "../../../strategies/xfetch.ts";
+import type { Strategy } from "../../../strategies/types.ts";
 import { useRedis } from "../../support/fixture.ts";
-import { plant } from "../../support/strategies.ts";
+import { plant, type Planted } from "../../support/strategies.ts";
 
 const Peek = suite("peek()");
 const db = useRedis(Peek, { prefix: "peek" });
@@ -23,13 +24,29 @@ Peek("peek() returns a fresh value and undefined for a missing one, never loadin
   await cache.close();
 });
 
-Peek("peek() serves the stale window without starting a refresh", async () => {
-  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, swr({ staleMs: 60_000 }), lease());
-  await plant(db.redis, cache, "k", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 });
-  assert.is(await cache.peek("k"), "stale");
-  await cache.close();
-  assert.equal([cache.stats().loads, cache.stats().earlyRefreshes], [0, 0]);
-});
+// Entries a get would serve and refresh in the background: peek() serves them and refreshes nothing.
+const servedAsIs: [string, () => Strategy[], Planted][] = [
+  [
+    "peek() serves the stale window without starting a refresh",
+    () => [swr({ staleMs: 60_000 }), lease()],
+    { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 2_000 },
+  ],
+  [
+    "peek() of an entry due for an early refresh returns it and starts nothing",
+    // random() close to 1 and a slow load: xfetch() would refresh this entry now.
+    () => [xfetch(), lease()],
+    { payload: '"due"', freshMs: 1_000, loadMs: 5_000 },
+  ],
+];
+for (const [name, strategies, planted] of servedAsIs) {
+  Peek(name, async () => {
+    const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.99 }, ...strategies());
+    await plant(db.redis, cache, "k", planted);
+    assert.is(await cache.peek("k"), JSON.parse(planted.payload!));
+    await cache.close();
+    assert.equal([cache.stats().loads, cache.stats().earlyRefreshes], [0, 0]);
+  });
+}
 
 Peek("peek() inside the stale-if-error window is undefined: only a failed reload may serve it", async () => {
   const cache = pipeline(
@@ -42,14 +59,6 @@ Peek("peek() inside the stale-if-error window is undefined: only a failed reload
   // The same entry does serve a get whose reload fails.
   assert.is(await cache.get("k", () => Promise.reject(new Error("origin down"))), "old");
   await cache.close();
-});
-
-Peek("peek() of an entry due for an early refresh returns it and starts nothing", async () => {
-  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.99 }, xfetch(), lease());
-  await plant(db.redis, cache, "k", { payload: '"due"', freshMs: 1_000, loadMs: 5_000 });
-  assert.is(await cache.peek("k"), "due");
-  await cache.close();
-  assert.equal([cache.stats().loads, cache.stats().earlyRefreshes], [0, 0]);
 });
 
 Peek.run();
