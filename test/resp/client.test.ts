@@ -4,7 +4,8 @@ import { connect, ConnectionError, type RedisClient, RedisReplyError, TimeoutErr
 import { useRedis } from "../support/fixture.ts";
 import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
-import { rejects, until } from "../support/assert.ts";
+import { rejects } from "../support/assert.ts";
+import { tick, until } from "../support/wait.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
 import { watchedDeadlines } from "../../resp/_debug.ts";
 
@@ -85,10 +86,12 @@ wire("backpressure: commands wait for drain when the socket is full, then all re
     const big = "x".repeat(1 << 20);
     // 16 MiB cannot fit the socket buffers while the proxy reads nothing.
     const sets = Array.from({ length: 16 }, (_, i) => redis.send(["SET", `big${i}`, big]));
-    await new Promise((r) => setTimeout(r, 20));
+    // Commands issued in a tick are written by a microtask at its end: one
+    // turn of the event loop later, any write the client meant to make is made.
+    await tick();
     const writes = redis.writes;
     const after = Array.from({ length: 100 }, (_, i) => redis.send(["ECHO", String(i)]));
-    await new Promise((r) => setTimeout(r, 20));
+    await tick();
     // write() returned false: the client holds later commands until drain instead of piling them on the socket.
     assert.is(redis.queued, 100);
     assert.is(redis.writes, writes);
@@ -129,7 +132,9 @@ wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off fo
     proxy.holdReplies();
     await rejects(() => redis.send(["PING"]), TimeoutError);
     const untimed = redis.send(["ECHO", "patient"], { timeoutMs: 0 });
-    await new Promise((r) => setTimeout(r, 80));
+    // A command sent after it with the client-wide timeout times out first:
+    // past that point the untimed one would have timed out too.
+    await rejects(() => redis.send(["PING"]), TimeoutError);
     proxy.releaseReplies();
     assert.is(await untimed, "patient");
   } finally {
