@@ -6,37 +6,32 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, connectCluster } from "../../resp/cluster.ts";
+import { connectCluster } from "../../resp/cluster.ts";
 import { isRedisReplyError, RedisReplyError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
 import { keySlot } from "../../resp/slot.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { sharedCluster } from "../support/fixture.ts";
 import { rejects } from "../support/assert.ts";
 import { events, origin } from "../support/strategies.ts";
 import { deferred } from "../support/wait.ts";
 import { CLUSTERS, type Opened } from "./_flavors.ts";
 
 const Cluster = suite("adapters over cluster clients");
-let cluster: RedisCluster;
-let control: ClusterClient;
-let n = 0;
-const ns = () => `cadapt${++n}`;
 
-Cluster.before(async () => {
-  cluster = await startCluster({ primaries: 3, replicas: 0 });
-  control = await connectCluster([...cluster.seeds]);
+const shared = sharedCluster({
+  start: { primaries: 3, replicas: 0 },
+  prefix: "cadapt",
+  open: async (cluster) => ({ control: await connectCluster([...cluster.seeds]) }),
+  close: ({ control }) => control.destroy(),
 });
-Cluster.after(async () => {
-  control?.destroy();
-  await cluster?.stop();
-});
+shared.use(Cluster, { last: true });
 
 async function using(flavor: (typeof CLUSTERS)[number], body: (a: Opened, b: Opened) => Promise<void>): Promise<void> {
-  const a = await flavor.open(cluster.seeds);
-  const b = await flavor.open(cluster.seeds);
+  const a = await flavor.open(shared.current.cluster.seeds);
+  const b = await flavor.open(shared.current.cluster.seeds);
   try {
     await body(a, b);
   } finally {
@@ -47,19 +42,19 @@ async function using(flavor: (typeof CLUSTERS)[number], body: (a: Opened, b: Ope
 for (const flavor of CLUSTERS) {
   Cluster(`${flavor.name}: each command reaches the node owning its key, scripts' keys included`, async () => {
     await using(flavor, async ({ redis }) => {
-      const k = ns();
+      const k = shared.ns();
       const keys = Array.from({ length: 24 }, (_, i) => `${k}:${i}`);
-      const owners = keys.map((key) => cluster.ownerOf(keySlot(key)));
+      const owners = keys.map((key) => shared.current.cluster.ownerOf(keySlot(key)));
       assert.is(new Set(owners).size, 3, "the keys span every primary");
       // A command sent to the wrong node would still succeed (the clients
       // follow MOVED), so the nodes' own counts say where each one landed.
-      for (const p of cluster.primaries()) cluster.cli(p.port, "CONFIG", "RESETSTAT");
+      for (const p of shared.current.cluster.primaries()) shared.current.cluster.cli(p.port, "CONFIG", "RESETSTAT");
       for (const key of keys) assert.is(await redis.send(["SET", key, key, "PX", 60_000]), "OK");
-      for (const key of keys) assert.is(await control.send(["GET", key]), key);
+      for (const key of keys) assert.is(await shared.current.control.send(["GET", key]), key);
       const incr = new Script("return redis.call('INCRBY', KEYS[1], ARGV[1])");
       for (const key of keys) assert.is(await incr.run(redis, [`{${key}}:n`], [3]), 3);
-      for (const p of cluster.primaries()) {
-        const stats = cluster.cli(p.port, "INFO", "commandstats");
+      for (const p of shared.current.cluster.primaries()) {
+        const stats = shared.current.cluster.cli(p.port, "INFO", "commandstats");
         const stat = (command: string, field: string) =>
           Number(stats.match(new RegExp(`cmdstat_${command}:[^\\r\\n]*?\\b${field}=(\\d+)`))?.[1] ?? 0);
         const owned = owners.filter((o) => o === p.port).length;
@@ -82,18 +77,18 @@ for (const flavor of CLUSTERS) {
 
   Cluster(`${flavor.name}: Script.run recovers from SCRIPT FLUSH on every node`, async () => {
     await using(flavor, async ({ redis }) => {
-      const k = ns();
+      const k = shared.ns();
       const script = new Script(`return redis.call('INCRBY', KEYS[1], ARGV[1]) -- ${k}`);
       const keys = [`${k}:a`, `${k}:b`, `${k}:c`, `${k}:d`];
       for (const key of keys) assert.is(await script.run(redis, [key], [1]), 1);
-      for (const p of cluster.primaries()) cluster.cli(p.port, "SCRIPT", "FLUSH");
+      for (const p of shared.current.cluster.primaries()) shared.current.cluster.cli(p.port, "SCRIPT", "FLUSH");
       for (const key of keys) assert.is(await script.run(redis, [key], [2]), 3);
     });
   });
 
   Cluster(`${flavor.name}: a cold burst of 50 gets through two caches costs 1 origin call`, async () => {
     await using(flavor, async (a, b) => {
-      const namespace = ns();
+      const namespace = shared.ns();
       const ev = events();
       const one = pipeline({ redis: a.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());
       const two = pipeline({ redis: b.redis, ttlMs: 5000, namespace, onEvent: ev.onEvent }, coalesce(), lease());

@@ -7,8 +7,9 @@ import { Script } from "../../resp/script.ts";
 import type { Arg, ConnectionEvent, Reply } from "../../resp/types.ts";
 import { rejects, until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
-import { parseClusterNodes, type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { parseClusterNodes, type RedisCluster } from "../support/redis-cluster.ts";
 import { freePort, startRedis } from "../support/redis-server.ts";
+import { sharedCluster } from "../support/fixture.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -97,28 +98,20 @@ interface Ctx {
   admins: Map<number, RedisClient>;
 }
 
-let started: Promise<Ctx> | undefined;
-function setup(): Promise<Ctx> {
-  started ??= (async () => {
-    const cluster = await startCluster();
-    const redis = await connectCluster({
+const shared = sharedCluster({
+  open: async (cluster) => ({
+    redis: await connectCluster({
       seeds: cluster.seeds.slice(0, 2),
       name: "herdless-cluster-test",
       reconnect: { minMs: 20, maxMs: 200 },
-    });
-    return { cluster, redis, admins: new Map() };
-  })();
-  return started;
-}
-async function teardown(): Promise<void> {
-  if (started === undefined) return;
-  const ctx = await started.catch(() => undefined);
-  started = undefined;
-  if (ctx === undefined) return;
-  ctx.redis.destroy();
-  for (const a of ctx.admins.values()) a.destroy();
-  await ctx.cluster.stop();
-}
+    }),
+    admins: new Map<number, RedisClient>(),
+  }),
+  close({ redis, admins }) {
+    redis.destroy();
+    for (const a of admins.values()) a.destroy();
+  },
+});
 
 /** A direct connection to one node, for administration behind the cluster client's back. */
 async function admin(ctx: Ctx, port: number): Promise<RedisClient> {
@@ -170,9 +163,7 @@ async function endMigration(ctx: Ctx, slot: number, from: number, to: number): P
 }
 
 const routing = suite<Ctx>("ClusterClient: routing");
-routing.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(routing);
 
 routing("every key lands on the primary that owns its slot, with no redirection", async (ctx) => {
   const { redis, cluster } = ctx;
@@ -328,12 +319,8 @@ routing("generation rises when a node connection is replaced, so Script resends 
   assert.is(await echo.run(redis, [`{${tagOwnedBy(cluster, port, "g")}}`], ["x"]), "x");
 });
 
-routing.after(async () => {});
-
 const migration = suite<Ctx>("ClusterClient: slot migration");
-migration.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(migration);
 
 migration(
   "MOVED after the slot map changed behind the client's back: the map is updated and the command retried",
@@ -441,12 +428,8 @@ migration(
   },
 );
 
-migration.after(async () => {});
-
 const lifecycle = suite<Ctx>("ClusterClient: limits and lifecycle");
-lifecycle.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(lifecycle);
 
 lifecycle(
   "TRYAGAIN while a multi-key command's keys are split by a migration: retried until the slot settles",
@@ -559,13 +542,8 @@ lifecycle("a bad command is refused like RedisClient refuses it", async ({ redis
   );
 });
 
-lifecycle.after(async () => {});
-
 const failover = suite<Ctx>("ClusterClient: failover");
-failover.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
-failover.after(teardown);
+shared.use(failover, { last: true });
 
 failover(
   "a manual failover (CLUSTER FAILOVER on a replica) under load: bounded errors, nothing ran twice, service resumes",

@@ -15,8 +15,8 @@ import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
-import { namer } from "../support/fixture.ts";
+import type { RedisCluster } from "../support/redis-cluster.ts";
+import { sharedCluster } from "../support/fixture.ts";
 import { events, origin } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
@@ -27,25 +27,18 @@ interface Ctx {
   b: ClusterClient;
 }
 
-let started: Promise<Ctx> | undefined;
-function setup(): Promise<Ctx> {
-  started ??= (async () => {
-    const cluster = await startCluster();
-    const a = await connectCluster({ seeds: cluster.seeds, resp: 3, name: "herdless-cache-test" });
-    const b = await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 });
-    return { cluster, a, b };
-  })();
-  return started;
-}
-async function teardown(): Promise<void> {
-  const ctx = await started?.catch(() => undefined);
-  started = undefined;
-  ctx?.a.destroy();
-  ctx?.b.destroy();
-  await ctx?.cluster.stop();
-}
-
-const ns = namer("cc");
+const shared = sharedCluster({
+  prefix: "cc",
+  open: async (cluster) => ({
+    a: await connectCluster({ seeds: cluster.seeds, resp: 3, name: "herdless-cache-test" }),
+    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
+  }),
+  close({ a, b }) {
+    a.destroy();
+    b.destroy();
+  },
+});
+const ns = shared.ns;
 
 /** The same cache in both "processes". */
 function caches<T>(
@@ -78,9 +71,7 @@ function spread(cluster: RedisCluster, cache: Cache<unknown>, perPrimary: number
 }
 
 const Lease = suite<Ctx>("lease() on a cluster");
-Lease.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(Lease);
 
 Lease("data and lease keys share a slot, so the publish script runs on one node", async (ctx) => {
   const [one] = caches(ctx, ns(), () => {}, () => [lease()]);
@@ -145,12 +136,8 @@ Lease(
   },
 );
 
-Lease.after(async () => {});
-
 const Xfetch = suite<Ctx>("xfetch() on a cluster");
-Xfetch.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(Xfetch);
 
 Xfetch("a hot key is refreshed early by one caller across two clients, and no reader waits", async (ctx) => {
   const namespace = ns();
@@ -186,12 +173,8 @@ Xfetch("a hot key is refreshed early by one caller across two clients, and no re
   await Promise.all([one.close(), two.close()]);
 });
 
-Xfetch.after(async () => {});
-
 const Swr = suite<Ctx>("swr() on a cluster");
-Swr.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
+shared.use(Swr);
 
 Swr("a stale burst through two clients is served at once while one refresh runs", async (ctx) => {
   const ev = events();
@@ -213,13 +196,8 @@ Swr("a stale burst through two clients is served at once while one refresh runs"
   await Promise.all([one.close(), two.close()]);
 });
 
-Swr.after(async () => {});
-
 const Failover = suite<Ctx>("lease() across a manual failover");
-Failover.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
-Failover.after(teardown);
+shared.use(Failover, { last: true });
 
 async function failOver(ctx: Ctx, key: string): Promise<number> {
   const slot = keySlot(key);

@@ -4,10 +4,13 @@
  * before its first test, opens the clients the file asks for, names a fresh
  * namespace per test with `ns()`, and closes clients and server in an after
  * hook, which uvu runs even when a test or another hook failed.
+ * `sharedCluster()` does the same for a Redis Cluster that several suites of
+ * a file share.
  */
 import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import type { ConnectOptions } from "../../resp/options.ts";
+import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis-cluster.ts";
 import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
 
 /** What {@linkcode useRedis} gives a suite; every field is ready from its first test on. */
@@ -110,5 +113,79 @@ export function useRedis(suite: Test<any>, options: RedisFixtureOptions = {}): R
     },
     ns,
     client: (o = { resp: 3 }) => open(o),
+  };
+}
+
+/** What {@linkcode sharedCluster} opens: the cluster, and the clients `open` made on it. */
+export type ClusterContext<T> = T & { cluster: RedisCluster };
+
+/** Options for {@linkcode sharedCluster}. */
+export interface SharedClusterOptions<T> {
+  /** Options of the cluster (primaries, replicas). */
+  start?: StartClusterOptions;
+  /** Start of every `ns()` name. @default {"ns"} */
+  prefix?: string;
+  /** Open the clients the tests use, once the cluster is up. */
+  open(cluster: RedisCluster): Promise<T>;
+  /** Close them, before the cluster stops. */
+  close(opened: T): void | Promise<void>;
+}
+
+/** A cluster several suites of one file share; see {@linkcode sharedCluster}. */
+export interface SharedCluster<T> {
+  /** The cluster and its clients, once a suite's before hook started them. */
+  readonly current: ClusterContext<T>;
+  /**
+   * Give `suite` the cluster: its before hook starts it (the first suite
+   * does; the others get the same one) and merges it into the uvu context.
+   * The suite passed with `last` stops it in its after hook.
+   */
+  // deno-lint-ignore no-explicit-any
+  use(suite: Test<any>, options?: { last?: boolean }): void;
+  /** A namespace no other test of the file uses. */
+  ns(): string;
+}
+
+/**
+ * One Redis Cluster for every suite of a file that asks for it: a cluster
+ * takes seconds to start, so the suites share one, started by the first
+ * suite's before hook and stopped by the last suite's after hook (which uvu
+ * runs even when a test failed).
+ */
+export function sharedCluster<T extends object>(options: SharedClusterOptions<T>): SharedCluster<T> {
+  let started: Promise<ClusterContext<T>> | undefined;
+  let current: ClusterContext<T> | undefined;
+  const start = () =>
+    started ??= (async () => {
+      const cluster = await startCluster(options.start);
+      try {
+        return current = { ...(await options.open(cluster)), cluster };
+      } catch (error) {
+        await cluster.stop();
+        throw error;
+      }
+    })();
+  const stop = async () => {
+    const ctx = await started?.catch(() => undefined);
+    started = current = undefined;
+    if (ctx === undefined) return;
+    try {
+      await options.close(ctx);
+    } finally {
+      await ctx.cluster.stop();
+    }
+  };
+  return {
+    get current() {
+      if (current === undefined) throw new Error("sharedCluster(): the cluster is not started (before hook not run)");
+      return current;
+    },
+    use(suite, { last = false } = {}) {
+      suite.before(async (ctx: object) => {
+        Object.assign(ctx, await start());
+      });
+      if (last) suite.after(stop);
+    },
+    ns: namer(options.prefix ?? "ns"),
   };
 }
