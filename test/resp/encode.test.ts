@@ -4,6 +4,7 @@ import * as assert from "uvu/assert";
 import { CommandWriter, encodeCommand } from "../../resp/encode.ts";
 import type { Arg, Reply } from "../../resp/types.ts";
 import { b, cat, check, R, recorder } from "./_vectors.ts";
+import { rejects } from "../support/assert.ts";
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("latin1");
 const utf8Bytes = (s: string) => new Uint8Array(Buffer.from(s, "utf8"));
@@ -27,17 +28,6 @@ function decodeCommand(bytes: Uint8Array): Reply[] {
   decoder.buffers = true;
   decoder.feed(bytes);
   return events.map((e) => ("reply" in e ? e.reply : null));
-}
-
-function throwsExactly(fn: () => unknown, type: new (...args: never[]) => Error, message: string): void {
-  try {
-    fn();
-  } catch (e) {
-    assert.instance(e, type);
-    assert.is((e as Error).message, message);
-    return;
-  }
-  assert.unreachable(`expected ${type.name}: ${message}`);
 }
 
 const encode = suite("encodeCommand()");
@@ -139,64 +129,68 @@ encode("gets lengths right around every digit-count boundary, ASCII and not", ()
   }
 });
 
-encode("refuses a bad argument with a TypeError naming its index", () => {
+encode("refuses a bad argument with a TypeError naming its index", async () => {
   const bad = (command: unknown[]) => () => encodeCommand(command as Arg[]);
-  throwsExactly(
+  await rejects(
     bad(["SET", "k", { a: 1 }]),
     TypeError,
     "Cannot encode command: argument 2 must be a string, number or Uint8Array, got object",
   );
-  throwsExactly(
+  await rejects(
     bad(["SET", null]),
     TypeError,
     "Cannot encode command: argument 1 must be a string, number or Uint8Array, got null",
   );
-  throwsExactly(
+  await rejects(
     bad([undefined]),
     TypeError,
     "Cannot encode command: argument 0 must be a string, number or Uint8Array, got undefined",
   );
-  throwsExactly(
+  await rejects(
     bad(["X", true]),
     TypeError,
     "Cannot encode command: argument 1 must be a string, number or Uint8Array, got boolean",
   );
-  throwsExactly(
+  await rejects(
     bad(["X", 1n]),
     TypeError,
     "Cannot encode command: argument 1 must be a string, number or Uint8Array, got bigint",
   );
-  throwsExactly(
+  await rejects(
     bad(["X", ["a"]]),
     TypeError,
     "Cannot encode command: argument 1 must be a string, number or Uint8Array, got array",
   );
-  throwsExactly(
+  await rejects(
     bad(["X", new ArrayBuffer(2)]),
     TypeError,
     "Cannot encode command: argument 1 must be a string, number or Uint8Array, got object",
   );
-  throwsExactly(bad(["X", "y", NaN]), TypeError, "Cannot encode command: argument 2 must be a finite number, got NaN");
-  throwsExactly(
+  await rejects(bad(["X", "y", NaN]), TypeError, "Cannot encode command: argument 2 must be a finite number, got NaN");
+  await rejects(
     bad(["X", Infinity]),
     TypeError,
     "Cannot encode command: argument 1 must be a finite number, got Infinity",
   );
-  throwsExactly(
+  await rejects(
     bad(["X", -Infinity]),
     TypeError,
     "Cannot encode command: argument 1 must be a finite number, got -Infinity",
   );
-  throwsExactly(bad([]), TypeError, "Cannot encode command: it must have at least one argument");
-  throwsExactly(
+  await rejects(bad([]), TypeError, "Cannot encode command: it must have at least one argument");
+  await rejects(
     () => encodeCommand("GET k" as unknown as Arg[]),
     TypeError,
     "Cannot encode command: it must be an array of arguments, got string",
   );
 });
 
-encode("is reusable after a refused command", () => {
-  assert.throws(() => encodeCommand(["X", {} as unknown as Arg]));
+encode("is reusable after a refused command", async () => {
+  await rejects(
+    () => encodeCommand(["X", {} as unknown as Arg]),
+    TypeError,
+    "Cannot encode command: argument 1 must be a string, number or Uint8Array, got object",
+  );
   assert.is(text(encodeCommand(["PING"])), "*1\r\n$4\r\nPING\r\n");
 });
 
@@ -250,12 +244,12 @@ writer("decodes back to the commands it encoded", () => {
   check(decoded.map((v) => R(v)), want.map((v) => R(v)));
 });
 
-writer("a refused command leaves the commands before it intact", () => {
+writer("a refused command leaves the commands before it intact", async () => {
   const w = new CommandWriter();
   w.push(["GET", "a"]);
   const before = w.length;
-  assert.throws(() => w.push(["SET", "b", "x".repeat(50), Symbol("no") as unknown as Arg]), TypeError);
-  assert.throws(() => w.push(["SET", "b", NaN]), TypeError);
+  await rejects(() => w.push(["SET", "b", "x".repeat(50), Symbol("no") as unknown as Arg]), TypeError);
+  await rejects(() => w.push(["SET", "b", NaN]), TypeError);
   assert.is(w.length, before);
   w.push(["GET", "c"]);
   assert.is(text(w.take()), "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nc\r\n");
@@ -287,13 +281,13 @@ writer("grows from a tiny buffer for a huge argument", () => {
   );
 });
 
-writer("validates initialBytes", () => {
-  throwsExactly(
+writer("validates initialBytes", async () => {
+  await rejects(
     () => new CommandWriter({ initialBytes: 0 }),
     RangeError,
     "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 0",
   );
-  throwsExactly(
+  await rejects(
     () => new CommandWriter({ initialBytes: 2.5 }),
     RangeError,
     "Cannot create CommandWriter: 'initialBytes' must be a positive integer, got 2.5",

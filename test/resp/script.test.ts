@@ -83,11 +83,8 @@ test("scripts pipeline with other commands in the same tick, replies in order", 
   assert.equal(out, ["a", "b", "c", "d"]);
 });
 
-test("an empty script is refused", () => {
-  assert.throws(
-    () => new Script(""),
-    (e: Error) => e instanceof TypeError && e.message === "Cannot create Script: 'lua' must be a non-empty string",
-  );
+test("an empty script is refused", async () => {
+  await rejects(() => new Script(""), TypeError, "Cannot create Script: 'lua' must be a non-empty string");
 });
 
 test.run();

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { checkNamespace, keysFor } from "../../strategies/pipeline/keys.ts";
 import type { Identity } from "../../strategies/types.ts";
+import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { seed } from "../support/random.ts";
 
@@ -96,16 +97,14 @@ Keys("distinct identities made of arbitrary UTF-16 code units never share a key 
   );
 });
 
-Keys("checkNamespace() refuses a namespace with a lone surrogate, which would share keys with another", () => {
+Keys("checkNamespace() refuses a namespace with a lone surrogate, which would share keys with another", async () => {
   for (const namespace of ["a\ud800", "\udc00", "😀".slice(0, 1)]) {
-    assert.throws(
+    await rejects(
       () => checkNamespace(namespace),
-      (e: Error) =>
-        e instanceof TypeError &&
-        e.message ===
-          `Cannot create pipeline: 'namespace' must not contain a lone surrogate (keys are written as UTF-8), got ${
-            JSON.stringify(namespace)
-          }`,
+      TypeError,
+      `Cannot create pipeline: 'namespace' must not contain a lone surrogate (keys are written as UTF-8), got ${
+        JSON.stringify(namespace)
+      }`,
     );
   }
   assert.is(checkNamespace("a\ufffd😀"), "a\ufffd😀");
