@@ -77,7 +77,11 @@ test("the cache on a paused server: a read that cannot finish ends with TimeoutE
   try {
     let calls = 0;
     await admin.send(["CLIENT", "PAUSE", 600, "ALL"]);
-    const e = await rejects(() => cache.get("cold", () => (calls++, "v"), { timeoutMs: 100 }), TimeoutError);
+    const e = await rejects(
+      () => cache.get("cold", () => (calls++, "v"), { timeoutMs: 100 }),
+      TimeoutError,
+      /^Cannot get paused:\{[\w-]+\}:data: no answer within timeoutMs \(100 ms\)$/,
+    );
     assert.ok((e as TimeoutError).waitedMs >= 100, "not before its deadline");
     assert.is(calls, 0);
     assert.is(await admin.send(["PING"]), "PONG", "the pause is over");

@@ -23,7 +23,8 @@ test("a server error rejects with RedisReplyError and its code, and the next com
   await redis.send(["SET", "str", "x"]);
   const e = (await rejects(() => redis.send(["LPUSH", "str", "y"]), RedisReplyError, /^WRONGTYPE /)) as RedisReplyError;
   assert.is(e.code, "WRONGTYPE");
-  const unknown = (await rejects(() => redis.send(["NOPE"]), RedisReplyError)) as RedisReplyError;
+  const unknown =
+    (await rejects(() => redis.send(["NOPE"]), RedisReplyError, /^ERR unknown command 'NOPE'/)) as RedisReplyError;
   assert.is(unknown.code, "ERR");
   assert.is(await redis.send(["GET", "str"]), "x");
 });
@@ -130,11 +131,11 @@ wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off fo
   const redis = await connect({ url: proxy.url, commandTimeoutMs: 40 });
   try {
     proxy.holdReplies();
-    await rejects(() => redis.send(["PING"]), TimeoutError);
+    await rejects(() => redis.send(["PING"]), TimeoutError, /^Command PING timed out after \d+ ms$/);
     const untimed = redis.send(["ECHO", "patient"], { timeoutMs: 0 });
     // A command sent after it with the client-wide timeout times out first:
     // past that point the untimed one would have timed out too.
-    await rejects(() => redis.send(["PING"]), TimeoutError);
+    await rejects(() => redis.send(["PING"]), TimeoutError, /^Command PING timed out after \d+ ms$/);
     proxy.releaseReplies();
     assert.is(await untimed, "patient");
   } finally {

@@ -248,8 +248,16 @@ writer("a refused command leaves the commands before it intact", async () => {
   const w = new CommandWriter();
   w.push(["GET", "a"]);
   const before = w.length;
-  await rejects(() => w.push(["SET", "b", "x".repeat(50), Symbol("no") as unknown as Arg]), TypeError);
-  await rejects(() => w.push(["SET", "b", NaN]), TypeError);
+  await rejects(
+    () => w.push(["SET", "b", "x".repeat(50), Symbol("no") as unknown as Arg]),
+    TypeError,
+    "Cannot encode command: argument 3 must be a string, number or Uint8Array, got symbol",
+  );
+  await rejects(
+    () => w.push(["SET", "b", NaN]),
+    TypeError,
+    "Cannot encode command: argument 2 must be a finite number, got NaN",
+  );
   assert.is(w.length, before);
   w.push(["GET", "c"]);
   assert.is(text(w.take()), "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nc\r\n");

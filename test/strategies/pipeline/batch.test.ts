@@ -176,7 +176,11 @@ Many("loadMany's signal aborts when the caller gives up, and the values it loads
   const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
   const hold = deferred();
   const o = batchOrigin(hold.promise);
-  await rejects(() => cache.getMany(["a", "b"], o.loadMany, { timeoutMs: 50 }), TimeoutError);
+  await rejects(
+    () => cache.getMany(["a", "b"], o.loadMany, { timeoutMs: 50 }),
+    TimeoutError,
+    "Cannot get 2 identities: no answer within timeoutMs (50 ms)",
+  );
   assert.is(o.signals[0]!.aborted, true);
   hold.resolve();
   await cache.close();
