@@ -179,8 +179,8 @@ wire("a malformed reply is a ProtocolError for the commands in flight and closes
   const redis = await connect({ url: proxy.url, reconnect: false });
   proxy.holdReplies();
   const p = redis.send(["GET", "x"]);
-  await until(() => proxy.connections === 1);
-  await new Promise((r) => setTimeout(r, 10));
+  // Its reply (nil) held at the proxy: the GET is written and waits for a reply.
+  await until(() => proxy.heldText().includes("$-1\r\n"));
   proxy.inject("?garbage\r\n");
   const e = await rejects(() => p, Error, "Invalid RESP: unknown type byte 0x3f at byte offset 0");
   assert.is(e.name, "ProtocolError");
@@ -219,9 +219,8 @@ wire(
       proxy.holdReplies();
       assert.is(await pub.send(["PUBLISH", "a", "first"]), 1);
       const second = sub.send(["SUBSCRIBE", "b"]);
-      await until(() => sub.writes >= 2);
-      await new Promise((r) => setTimeout(r, 20));
       // Held in order: the message, then the confirmation of SUBSCRIBE b.
+      await until(() => proxy.heldText().includes("$1\r\nb\r\n:2\r\n"));
       proxy.releaseReplies();
       assert.equal(await second, ["subscribe", "b", 2]);
       assert.equal(got, [["message", "a", "first"]]);
