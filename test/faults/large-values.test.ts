@@ -21,19 +21,15 @@ import { limit } from "../../strategies/limit.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import { until } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
 import { startProxy } from "../support/proxy.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis-server.ts";
+import { until } from "../support/wait.ts";
 
 const MB = 1024 * 1024;
 
 const test = suite<{ server: RedisServer }>("large values");
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-});
-test.after(async (ctx) => {
-  await ctx.server?.stop();
-});
+useRedis(test, { clients: 0 });
 
 /** The `CLIENT LIST` line of the connection named `name`, asked through redis-cli (which CLIENT KILL skips). */
 function clientLine(server: RedisServer, name: string): string | undefined {

@@ -14,25 +14,21 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { CacheEvent } from "../../strategies/types.ts";
-import { until } from "../support/assert.ts";
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { events, origin, rejects } from "../strategies/_helpers.ts";
+import { events, origin } from "../support/strategies.ts";
+import { until } from "../support/wait.ts";
 
 type Degraded = Extract<CacheEvent, { type: "degraded" }>;
 
 const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("Redis refuses writes");
+const db = useRedis(test, { server: { args: ["--maxmemory-policy", "noeviction"] } });
 test.before(async (ctx) => {
-  ctx.server = await startRedis({ args: ["--maxmemory-policy", "noeviction"] });
-  ctx.redis = await connect({ url: ctx.server.url, resp: 3 });
-  ctx.admin = await connect(ctx.server.url);
+  ctx.admin = await db.client({});
 });
 test.after.each(async ({ admin }) => {
   await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
-});
-test.after(async (ctx) => {
-  ctx.redis?.destroy();
-  ctx.admin?.destroy();
-  await ctx.server?.stop();
 });
 
 /** Evict everything (as maxmemory would have), then refuse every write with OOM. */

@@ -9,10 +9,11 @@ import * as assert from "uvu/assert";
 import { ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
 import { resolveClusterOptions } from "../../resp/cluster_options.ts";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import { until } from "../support/assert.ts";
+import { until } from "../support/wait.ts";
 import { load, summary } from "../support/load.ts";
 import { startProxy } from "../support/proxy.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { sharedCluster } from "../support/fixture.ts";
+import type { RedisCluster } from "../support/redis-cluster.ts";
 
 interface Ctx {
   cluster: RedisCluster;
@@ -49,14 +50,12 @@ async function emptySlotTags(ctx: Ctx, port: number, prefix: string, count: numb
 }
 
 const reshard = suite<Ctx>("ClusterClient: resharding");
-reshard.before(async (ctx) => {
-  ctx.cluster = await startCluster();
-  ctx.admins = new Map();
-});
-reshard.after(async (ctx) => {
-  for (const a of ctx.admins?.values() ?? []) a.destroy();
-  await ctx.cluster?.stop();
-});
+sharedCluster({
+  open: () => Promise.resolve({ admins: new Map<number, RedisClient>() }),
+  close({ admins }) {
+    for (const a of admins.values()) a.destroy();
+  },
+}).use(reshard, { last: true });
 
 reshard(
   "a slot map read from a node with an older view never undoes what MOVED taught (issue 14)",

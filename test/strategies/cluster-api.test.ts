@@ -11,8 +11,9 @@ import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Strategy } from "../../strategies/types.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
-import { deferred, until } from "./_helpers.ts";
+import type { RedisCluster } from "../support/redis-cluster.ts";
+import { sharedCluster } from "../support/fixture.ts";
+import { deferred, until } from "../support/wait.ts";
 
 interface Ctx {
   cluster: RedisCluster;
@@ -22,21 +23,22 @@ interface Ctx {
 }
 
 const test = suite<Ctx>("the cache API on a cluster");
-test.before(async (ctx) => {
-  ctx.cluster = await startCluster();
-  ctx.a = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3 });
-  ctx.b = await connectCluster({ seeds: ctx.cluster.seeds.slice(3), resp: 2 });
+const shared = sharedCluster({
+  prefix: "ca",
+  open: async (cluster) => ({
+    a: await connectCluster({ seeds: cluster.seeds, resp: 3 }),
+    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
+  }),
+  close({ a, b }) {
+    a.destroy();
+    b.destroy();
+  },
 });
-test.after(async (ctx) => {
-  ctx.a?.destroy();
-  ctx.b?.destroy();
-  await ctx.cluster?.stop();
-});
+shared.use(test, { last: true });
 
-let n = 0;
 /** The same namespace through both clients. */
 function caches(ctx: Ctx, make: () => Strategy[] = () => [lease()]): [Cache<string>, Cache<string>] {
-  const namespace = `ca${++n}`;
+  const namespace = shared.ns();
   return [
     pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, ...make()),
     pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }, ...make()),
@@ -107,7 +109,7 @@ test("set through one client is seen by peek and get through the other, on every
 });
 
 test("clear() makes the entries on every primary a miss for both clients, near tiers included", async (ctx) => {
-  const namespace = `ca${++n}`;
+  const namespace = shared.ns();
   const one = pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }), lease());
   const two = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }, lease());
   const ids = spread(ctx.cluster, one, 2);

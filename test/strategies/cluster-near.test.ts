@@ -9,8 +9,9 @@ import * as assert from "uvu/assert";
 import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
-import { until } from "./_helpers.ts";
+import type { RedisCluster } from "../support/redis-cluster.ts";
+import { sharedCluster } from "../support/fixture.ts";
+import { until } from "../support/wait.ts";
 
 interface Ctx {
   cluster: RedisCluster;
@@ -21,21 +22,22 @@ interface Ctx {
 }
 
 const test = suite<Ctx>("near() on a cluster");
-test.before(async (ctx) => {
-  ctx.cluster = await startCluster();
-  ctx.a = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3 });
-  ctx.b = await connectCluster({ seeds: ctx.cluster.seeds.slice(3), resp: 2 });
+const shared = sharedCluster({
+  prefix: "cn",
+  open: async (cluster) => ({
+    a: await connectCluster({ seeds: cluster.seeds, resp: 3 }),
+    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
+  }),
+  close({ a, b }) {
+    a.destroy();
+    b.destroy();
+  },
 });
-test.after(async (ctx) => {
-  ctx.a?.destroy();
-  ctx.b?.destroy();
-  await ctx.cluster?.stop();
-});
+shared.use(test, { last: true });
 
-let n = 0;
 /** A reader with a near tier on `a` and a writer on `b`, in a fresh namespace. */
 function caches(ctx: Ctx): { reader: Cache<string>; writer: Cache<string> } {
-  const namespace = `cn${++n}`;
+  const namespace = shared.ns();
   return {
     reader: pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 })),
     writer: pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }),

@@ -8,41 +8,31 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../resp/client.ts";
+import { connect } from "../../resp/client.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { limit } from "../../strategies/limit.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { CacheEvent } from "../../strategies/types.ts";
 import { startProxy } from "../support/proxy.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { client, deferred, events, origin, rejects, until } from "./_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `rel${++n}`;
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events, origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
 type LatePublish = Extract<CacheEvent, { type: "late-publish" }>;
 
 const Reliability = suite("issue 12: strategies");
-Reliability.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Reliability.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Reliability, { prefix: "rel" });
 
 Reliability(
   "limit() frees its slot when the origin settles: with Redis 200 ms away, a load queued behind an instant one is not shed",
   async () => {
-    const proxy = await startProxy(server.port);
+    const proxy = await startProxy(db.server.port);
     const far = await connect({ url: proxy.url, resp: 3 });
     // 100 ms each way: the publish's round trip (200 ms) outlasts queueMs (100 ms).
     proxy.delay(100);
     const slots = limit({ concurrency: 1, queueMs: 100 });
-    const cache = pipeline({ redis: far, ttlMs: 60_000, namespace: ns() }, coalesce(), lease(), slots);
+    const cache = pipeline({ redis: far, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease(), slots);
     try {
       const hold = deferred();
       const first = origin(() => "a");
@@ -70,7 +60,7 @@ Reliability(
 Reliability("a load limit() sheds is not a load: no load-start, no load-end, counted in shed only", async () => {
   const ev = events();
   const slots = limit({ concurrency: 1 });
-  const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), onEvent: ev.onEvent }, slots);
+  const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), onEvent: ev.onEvent }, slots);
   try {
     const hold = deferred();
     const busy = origin(() => "a");
@@ -92,7 +82,7 @@ Reliability("a load limit() sheds is not a load: no load-start, no load-end, cou
 Reliability(
   "the string codec never serves another string than the one loaded: a lone surrogate (UTF-8 would store U+FFFD) is a TypeError",
   async () => {
-    const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: ns(), codec: "string" });
+    const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), codec: "string" });
     try {
       // Each value with the index of its first lone surrogate.
       const values: [string, number][] = [
@@ -109,7 +99,7 @@ Reliability(
           TypeError,
           `Cannot cache ${key}: the string codec cannot encode the loaded value (a lone surrogate at index ${index} has no UTF-8 form)`,
         );
-        assert.is(await redis.send(["EXISTS", key]), 0, `${JSON.stringify(value)} was stored`);
+        assert.is(await db.redis.send(["EXISTS", key]), 0, `${JSON.stringify(value)} was stored`);
       }
       // Well-formed text round-trips exactly, astral characters included.
       const text = "x\ufffd 😀🦀 é";
@@ -123,7 +113,7 @@ Reliability(
 );
 
 Reliability("json keeps lone surrogates as escapes: each value comes back exactly as loaded", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: ns() });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
   try {
     for (const value of ["x\ud800", "x\ufffd", "\ud800", "\udc00", "😀".slice(0, 1), "🦀".slice(0, 1)]) {
       assert.is(await cache.get(["v", value], () => value), value);
@@ -139,11 +129,17 @@ Reliability(
   "maxValueBytes counts UTF-8 bytes: a value over it is a RangeError naming the setting, and nothing is stored",
   async () => {
     await rejects(
-      () => pipeline({ redis, ttlMs: 1000, maxValueBytes: 0 }),
+      () => pipeline({ redis: db.redis, ttlMs: 1000, maxValueBytes: 0 }),
       RangeError,
       "Cannot create pipeline: 'maxValueBytes' must be a positive integer, got 0",
     );
-    const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: ns(), codec: "string", maxValueBytes: 1000 });
+    const cache = pipeline<string>({
+      redis: db.redis,
+      ttlMs: 60_000,
+      namespace: db.ns(),
+      codec: "string",
+      maxValueBytes: 1000,
+    });
     try {
       // 600 code units, 1,200 bytes as UTF-8: over the limit although .length is not.
       const accented = "é".repeat(600);
@@ -153,7 +149,7 @@ Reliability(
         RangeError,
         `Cannot cache ${key}: the encoded value is 1200 bytes, over maxValueBytes (1000)`,
       );
-      assert.is(await redis.send(["EXISTS", key]), 0);
+      assert.is(await db.redis.send(["EXISTS", key]), 0);
       assert.is(cache.stats().loadErrors, 1);
       // 1,000 bytes exactly is allowed, and stored.
       const edge = "é".repeat(500);
@@ -169,7 +165,10 @@ Reliability(
   "the first publication rejected as late emits late-publish with first: true and the reason; later ones first: false",
   async () => {
     const ev = events();
-    const cache = pipeline({ redis, ttlMs: 60_000, namespace: ns(), onEvent: ev.onEvent }, lease({ leaseMs: 100 }));
+    const cache = pipeline(
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), onEvent: ev.onEvent },
+      lease({ leaseMs: 100 }),
+    );
     try {
       for (const id of ["one", "two"]) {
         const hold = deferred();
@@ -179,7 +178,7 @@ Reliability(
         await slow.called();
         // Real expiry: Redis drops the lease while the origin is still held.
         const lease = cache.keys(id).lease;
-        await until(async () => (await redis.send(["EXISTS", lease])) === 0);
+        await until(async () => (await db.redis.send(["EXISTS", lease])) === 0);
         hold.resolve();
         assert.is(await call, id, "nothing newer is stored: the caller gets its own value");
       }
