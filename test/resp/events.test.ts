@@ -2,16 +2,13 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
 import type { ConnectionEvent } from "../../resp/types.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
-import { rejects, until } from "../support/assert.ts";
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import type { RedisServer } from "../support/redis-server.ts";
+import { until } from "../support/wait.ts";
 
 const test = suite<{ server: RedisServer }>("RedisClient: connection events and offline errors");
-test.before(async (ctx) => {
-  ctx.server = await startRedis();
-});
-test.after(async (ctx) => {
-  await ctx.server?.stop();
-});
+useRedis(test, { clients: 0 });
 
 test("connect, ready, disconnect, reconnecting with the attempt, error, then connect and ready again", async ({ server }) => {
   const events: ConnectionEvent[] = [];

@@ -1,27 +1,16 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { prometheus } from "../../../strategies/pipeline/prometheus.ts";
 import { emptyStats } from "../../../strategies/pipeline/stats.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, rejects } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
 
 const Prometheus = suite("prometheus()");
-Prometheus.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Prometheus.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Prometheus);
 
 Prometheus("prometheus() formats a cache's stats() as text exposition, counters and the near gauge", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace: "prom1" });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 5000, namespace: "prom1" });
   await cache.get("a", () => "x");
   await cache.get("a", () => "x");
   const text = prometheus(cache);

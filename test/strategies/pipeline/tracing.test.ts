@@ -1,19 +1,13 @@
 import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
 import type { CommandTraceContext } from "../../../resp/types.ts";
 import type { GetTraceContext } from "../../../strategies/pipeline/cache.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { lease } from "../../../strategies/lease.ts";
 import type { CacheEventMessage, Identity } from "../../../strategies/types.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
-import { client, rejects } from "../_helpers.ts";
-
-let server: RedisServer;
-let redis: RedisClient;
-let n = 0;
-const ns = () => `trace${++n}`;
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
 
 interface Seen<C> {
   phase: string;
@@ -43,23 +37,16 @@ function watchEvents(): { seen: CacheEventMessage[]; stop: () => void } {
 }
 
 const Tracing = suite("tracing");
-Tracing.before(async () => {
-  server = await startRedis();
-  redis = await client(server.url);
-});
-Tracing.after(async () => {
-  redis?.destroy();
-  await server?.stop();
-});
+const db = useRedis(Tracing, { prefix: "trace" });
 
 Tracing("herdless:get traces a get with namespace, key, the label as identity, and the value as result", async () => {
-  const namespace = ns();
+  const namespace = db.ns();
   const labels: Identity[] = [];
   const label = (id: Identity) => {
     labels.push(id);
     return `user/${(id as readonly unknown[])[0]}`;
   };
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, label }, lease());
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 5000, namespace, label }, lease());
   const trace = watch<GetTraceContext>("herdless:get");
   try {
     assert.is(await cache.get(["tenant-a", 42], () => "Ada"), "Ada");
@@ -89,7 +76,7 @@ Tracing("herdless:get traces a get with namespace, key, the label as identity, a
 });
 
 Tracing("without a label, a traced get names the hashed data key, never the identity", async () => {
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace: ns() });
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 5000, namespace: db.ns() });
   const trace = watch<GetTraceContext>("herdless:get");
   try {
     await cache.get(["alice@example.com"], () => "secret");
@@ -107,9 +94,9 @@ Tracing(
   async () => {
     let calls = 0;
     const cache = pipeline<string>({
-      redis,
+      redis: db.redis,
       ttlMs: 5000,
-      namespace: ns(),
+      namespace: db.ns(),
       label: () => {
         calls++;
         return "l";
@@ -132,9 +119,9 @@ Tracing(
   "a label that throws never fails a get: the key stands in, the failure is counted; a label that is not a function is refused",
   async () => {
     const cache = pipeline<string>({
-      redis,
+      redis: db.redis,
       ttlMs: 5000,
-      namespace: ns(),
+      namespace: db.ns(),
       label: () => {
         throw new Error("broken label");
       },
@@ -149,7 +136,7 @@ Tracing(
     assert.ok(cache.stats().eventErrors >= 1);
     await cache.close();
     await rejects(
-      () => pipeline({ redis, ttlMs: 5000, label: "user" as never }),
+      () => pipeline({ redis: db.redis, ttlMs: 5000, label: "user" as never }),
       TypeError,
       "Cannot create pipeline: 'label' must be a function, got string",
     );
@@ -157,8 +144,11 @@ Tracing(
 );
 
 Tracing("herdless:event publishes every event with its namespace and label, and stops when unsubscribed", async () => {
-  const namespace = ns();
-  const cache = pipeline<string>({ redis, ttlMs: 5000, namespace, label: (id) => `page:${String(id)}` }, lease());
+  const namespace = db.ns();
+  const cache = pipeline<string>(
+    { redis: db.redis, ttlMs: 5000, namespace, label: (id) => `page:${String(id)}` },
+    lease(),
+  );
   const events = watchEvents();
   try {
     await cache.get("home", () => "<h1>");
@@ -182,12 +172,12 @@ Tracing("herdless:event publishes every event with its namespace and label, and 
 Tracing("herdless:command traces each command by name and server, never its arguments", async () => {
   const trace = watch<CommandTraceContext>("herdless:command");
   try {
-    await redis.send(["SET", "trace:secret-key", "secret-value"]);
-    await rejects(() => redis.send(["NOSUCHCOMMAND", "x"]), Error, /unknown command/);
+    await db.redis.send(["SET", "trace:secret-key", "secret-value"]);
+    await rejects(() => db.redis.send(["NOSUCHCOMMAND", "x"]), Error, /unknown command/);
   } finally {
     trace.stop();
   }
-  const address = `127.0.0.1:${server.port}`;
+  const address = `127.0.0.1:${db.server.port}`;
   const set = trace.seen.filter((s) => s.context.command === "SET");
   assert.equal(set.map((s) => s.phase), ["start", "end", "asyncStart", "asyncEnd"]);
   assert.equal({ ...set[0]!.context }, { command: "SET", server: address, result: "OK" });
@@ -196,7 +186,7 @@ Tracing("herdless:command traces each command by name and server, never its argu
   assert.equal(bad.map((s) => s.phase), ["start", "end", "error", "asyncStart", "asyncEnd"]);
   // Gone once unsubscribed.
   const before = trace.seen.length;
-  await redis.send(["PING"]);
+  await db.redis.send(["PING"]);
   assert.is(trace.seen.length, before);
 });
 
