@@ -85,7 +85,7 @@ test("a command that times out in the offline queue is never written", async ({ 
   await rejects(
     () => redis.send(["INCR", "never"], { timeoutMs: 30 }),
     TimeoutError,
-    /^Command INCR timed out after \d+ ms$/,
+    /^Command INCR timed out after \d+ ms: not connected to redis:\/\/127\.0\.0\.1:\d+ \(last error: .+\)$/,
   );
   await server.restart();
   await until(() => redis.connected);
@@ -115,7 +115,7 @@ test("a dead Redis is an error in bounded time: offlineTimeoutMs", async ({ serv
   await rejects(
     () => redis.send(["PING"]),
     ConnectionError,
-    /^Not connected to redis:\/\/127\.0\.0\.1:\d+ for 100 ms \(offlineTimeoutMs\)$/,
+    /^Not connected to redis:\/\/127\.0\.0\.1:\d+ for 100 ms \(offlineTimeoutMs\) \(last error: .+\)$/,
   );
   assert.ok(Date.now() - started >= 100);
   redis.destroy();
