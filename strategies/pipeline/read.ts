@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { NEVER } from "../../resp/_abort.ts";
+import { NEVER, race } from "../../resp/_abort.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
@@ -113,7 +113,8 @@ export class Reader {
     const c = this.#c;
     const key = keys.data;
     // Once per server: the first read waits for its clock's first measurement.
-    if (c.clock.at(key) === undefined) await c.clock.sync(key);
+    // The call's deadline bounds it: the measurement goes on for later calls.
+    if (c.clock.at(key) === undefined) await race(c.clock.sync(key), signal);
     const options = signal === NEVER || signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
     const marker = c.local === undefined ? undefined : c.tracker.begin(key);
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
@@ -147,24 +148,22 @@ export class Reader {
       return x === undefined ? MISS : { extra: x, entry: undefined, near: false };
     }
     let current: boolean;
-    if (epochNow !== undefined) {
-      current = epochNow !== null &&
-        await c.versions.current(stored.epoch, text(epochNow), stored.tags, stored.tagVersions);
-    } else {
-      const known = c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
-      current = known ??
-        await c.versions.current(stored.epoch, await c.versions.epoch(), stored.tags, stored.tagVersions);
-    }
-    if (current && c.clock.at(key) === undefined) {
+    try {
+      if (epochNow !== undefined) {
+        current = epochNow !== null &&
+          await race(c.versions.current(stored.epoch, text(epochNow), stored.tags, stored.tagVersions), signal);
+      } else {
+        const v = c.versions;
+        current = v.currentKnown(stored.epoch, stored.tags, stored.tagVersions) ??
+          await race(v.epoch().then((now) => v.current(stored.epoch, now, stored.tags, stored.tagVersions)), signal);
+      }
       // A MOVED answered during the read (a migrated slot, a failover) and
       // the reply came from a node whose clock was never measured: measure it
       // rather than judge the entry a miss and load a value Redis holds.
-      try {
-        await c.clock.sync(key);
-      } catch (error) {
-        c.tracker.end(marker);
-        throw error;
-      }
+      if (current && c.clock.at(key) === undefined) await race(c.clock.sync(key), signal);
+    } catch (error) {
+      c.tracker.end(marker);
+      throw error;
     }
     const entry = current ? this.judge(key, stored) : undefined;
     if (c.tracker.end(marker) && entry !== undefined) {

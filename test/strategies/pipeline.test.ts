@@ -239,7 +239,12 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
       TimeoutError,
       /^Command (GET|EVAL|EVALSHA) timed out after \d+ ms$/,
     );
-    await rejects(() => paused.get("down", o.load, { timeoutMs: 50 }), TimeoutError);
+    // The caller's timeoutMs bounds the whole get, the clock's first measurement included.
+    await rejects(
+      () => paused.get("down", o.load, { timeoutMs: 50 }),
+      TimeoutError,
+      `Cannot get ${paused.keys("down").data}: no answer within timeoutMs (50 ms)`,
+    );
   } finally {
     db.server.signal("SIGCONT");
   }
