@@ -11,7 +11,7 @@
  */
 import { Buffer } from "node:buffer";
 import { RedisReplyError } from "./errors.ts";
-import { asBuffer, copyBytes, latin1, parseDouble, utf8 } from "./_decode_scalars.ts";
+import { asBuffer, copyBytes, utf8 } from "./_decode_scalars.ts";
 import { AGGREGATE, CAN_STREAM, fail, LEN_NULL, LINE_MAX, LineReader, NULLABLE } from "./_decode_lines.ts";
 import { CutPayload, StreamedString, viewBytes } from "./_decode_bulk.ts";
 import { ARRAY, ATTRIBUTE, MAP, PUSH, ReplyTree, STREAMED, type TreeHandlers } from "./_decode_tree.ts";
@@ -236,15 +236,13 @@ export class FrameParser {
         case T_ERROR:
         case T_DOUBLE:
         case T_BIGNUM: {
-          const cr = lines.lineEnd(buf, start, end);
+          const cr = lines.lineEnd(buf, start, end, type === T_SIMPLE || type === T_ERROR);
           if (cr < 0) return this.#partial(buf, start, end);
           pos = cr + 2;
           if (type === T_SIMPLE) tree.value(utf8(buf, start + 1, cr));
           else if (type === T_ERROR) tree.value(new RedisReplyError(utf8(buf, start + 1, cr)));
           else if (type === T_DOUBLE) {
-            const d = parseDouble(latin1(buf, start + 1, cr));
-            if (d === undefined) fail("invalid double", base + start + 1);
-            tree.value(d);
+            tree.value(lines.double(buf, start + 1, cr));
           } else tree.value(lines.bigNumber(buf, start + 1, cr));
           continue;
         }
@@ -287,28 +285,36 @@ export class FrameParser {
   }
 
   /**
-   * Appends the rest of a cut line (up to the first LF, and never
-   * more than LINE_MAX + 2 bytes in all, enough for any line to be decided)
-   * and parses it again from its type byte, so errors and offsets are those
-   * of an uncut stream. Only the line's own bytes are copied, never the
-   * whole chunk.
+   * Appends the rest of a cut line (up to the first LF, and never more
+   * bytes than its limit allows, enough for any line to be decided) and
+   * parses it again from its type byte, so errors and offsets are those of
+   * an uncut stream. Only the line's own bytes are copied, never the whole
+   * chunk; the line buffer grows with the bytes that arrive, never ahead of
+   * them, and a long text line's buffer is let go once it is decoded.
    */
   #completeLine(buf: Buffer, pos: number, end: number): number {
     const lf = buf.indexOf(LF, pos);
     let stop = lf === -1 ? end : lf + 1;
     const have = this.#lineLen;
-    if (have + (stop - pos) > LINE_MAX + 2) stop = pos + (LINE_MAX + 2 - have);
+    const type = this.#line[0];
+    const text = type === T_SIMPLE || type === T_ERROR;
+    // Bytes of the longest line of this type, CRLF included.
+    const cap = text ? this.#lines.textMax + 3 : LINE_MAX + 2;
+    if (have + (stop - pos) > cap) stop = pos + (cap - have);
     const need = have + (stop - pos);
     if (this.#line.length < need) {
-      const grown = Buffer.allocUnsafe(Math.min(Math.max(need, this.#line.length * 2), LINE_MAX + 2));
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(need, this.#line.length * 2), cap));
       this.#line.copy(grown, 0, 0, have);
       this.#line = grown;
     }
     buf.copy(this.#line, have, pos, stop);
-    const type = this.#line[0];
     if (
-      lf === -1 && need <= LINE_MAX &&
-      (type === T_SIMPLE || type === T_ERROR || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM)
+      lf === -1 && need <= cap - 2 &&
+      (text || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM) &&
+      // A CR in a text line must be followed by its LF: one in these bytes
+      // (or held last, its LF due now) ends the line or is an error, so
+      // parse now rather than buffering up to the limit.
+      this.#line[have - 1] !== CR && buf.indexOf(CR, pos) === -1
     ) {
       // A text line still without its LF: parsing it again now could only
       // find an error that parsing it once whole finds at the same offset,
@@ -327,6 +333,9 @@ export class FrameParser {
     } finally {
       lines.base = base;
     }
+    // A text line can be as long as maxBulkBytes: keep no such buffer once
+    // its line is decoded (header-sized ones are reused).
+    if (this.#lineLen === 0 && this.#line.length > LINE_MAX + 2) this.#line = Buffer.allocUnsafe(64);
     return stop;
   }
 

@@ -21,7 +21,12 @@ const PLUS = 43;
 const ZERO = 48;
 const NINE = 57;
 
-/** Bytes of a line before its CR (type byte included) beyond which it is refused. */
+/**
+ * Bytes of a header or number line before its CR (type byte included)
+ * beyond which it is refused: lengths, integers, doubles, big numbers. Text
+ * lines (simple strings, simple errors) are payloads and have a limit of
+ * their own, {@linkcode LineReader.textMax}.
+ */
 export const LINE_MAX = 65536;
 
 /** `-1` is allowed: `$-1`, `*-1` (RESP2 nulls). */
@@ -58,6 +63,14 @@ export class LineReader {
   readonly maxBulk: number;
   /** Largest element count an aggregate header may declare. */
   readonly maxLength: number;
+  /**
+   * Most bytes a simple string or simple error may hold between its type
+   * byte and its CR: `maxBulkBytes`, and never fewer than a header line, so
+   * a tight `maxBulkBytes` still lets `+OK` and error messages through.
+   * They are payloads, not headers: Redis sends them of any length (a Lua
+   * script's `redis.status_reply()` or `redis.error_reply()`).
+   */
+  readonly textMax: number;
 
   /**
    * @param maxBulk largest byte count a length header may declare.
@@ -66,6 +79,7 @@ export class LineReader {
   constructor(maxBulk: number, maxLength: number) {
     this.maxBulk = maxBulk;
     this.maxLength = maxLength;
+    this.textMax = Math.max(maxBulk, LINE_MAX - 1);
   }
 
   /** Checks `\r\n` at `p`; returns the position after it. */
@@ -121,16 +135,20 @@ export class LineReader {
   }
 
   /**
-   * Finds the CR ending the text line whose type byte is at `start` and
-   * checks the LF after it; returns the CR's position. A bare LF is refused (a
-   * peer framing lines with LF alone would otherwise stall), and so is a line
-   * whose CR would lie past `start + LINE_MAX`, rather than buffering it
-   * without bound.
+   * Finds the CR ending the line whose type byte is at `start` and checks
+   * the LF after it; returns the CR's position. A bare LF is refused (a peer
+   * framing lines with LF alone would otherwise stall), and so is a line
+   * longer than its limit, rather than buffering it without bound: a text
+   * line (`text`: simple string or error) may hold `textMax` bytes after its
+   * type byte, any other line `LINE_MAX` bytes with its type byte.
    */
-  lineEnd(buf: Buffer, start: number, end: number): number {
+  lineEnd(buf: Buffer, start: number, end: number, text: boolean): number {
+    // The last position the CR may lie at; the byte there is the first
+    // beyond the limit when it is not the CR.
+    const last = text ? start + 1 + this.textMax : start + LINE_MAX;
     // `end`, not `buf.length`: the buffer may be the decoder's line buffer,
     // whose bytes past `end` are stale.
-    const lim = Math.min(end, start + LINE_MAX + 1);
+    const lim = Math.min(end, last + 1);
     let p = start + 1;
     // Most lines are short (OK, QUEUED, error messages): a JS loop beats two
     // native scans there; long lines switch to native scans.
@@ -146,7 +164,14 @@ export class LineReader {
       p = Math.min(cr === -1 || cr > lim ? lim : cr, lf === -1 || lf > lim ? lim : lf);
     }
     if (p === lim) {
-      if (lim > start + LINE_MAX) fail(`line longer than ${LINE_MAX} bytes`, this.base + start + LINE_MAX);
+      if (lim > last) {
+        fail(
+          text
+            ? `${buf[start] === 45 ? "simple error" : "simple string"} longer than ${this.textMax} bytes (maxBulkBytes)`
+            : `line longer than ${LINE_MAX} bytes`,
+          this.base + last,
+        );
+      }
       return -1;
     }
     if (buf[p] === LF) fail("LF without CR", this.base + p);
@@ -184,6 +209,9 @@ export class LineReader {
     // Up to 15 digits the running double is exact; beyond, re-parse exactly.
     if (p - digits > 15) {
       const value = bigInteger(sign === MINUS, latin1(buf, digits, p));
+      // Refused rather than passed on as a bigint: the spec calls such a
+      // line invalid, and a stream that sends one is not Redis.
+      if (value === undefined) fail("integer outside the signed 64-bit range", this.base + digits);
       if (typeof value === "bigint") {
         this.big = value;
         return q;
@@ -193,6 +221,59 @@ export class LineReader {
     this.n = n;
     this.big = null;
     return q;
+  }
+
+  /**
+   * The `,` double between `a` and the line's CR `cr`, checked byte by byte
+   * so an error names the first byte that cannot belong to one: an optional
+   * sign, then digits with an optional fraction (`3.`, `.5`) and exponent,
+   * or `inf` or `nan` in any case, `nan` with an optional `(chars)` payload.
+   * Servers before Redis 7.2 printed doubles with the C library, which
+   * spells them `INF`, `NAN`, `nan(0x7ff...)` or `-nan` depending on the
+   * platform; RESP3 asks clients to accept those. The value of a numeric
+   * form is JS `Number()`'s, correctly rounded (bit-exact at the extremes).
+   */
+  double(buf: Buffer, a: number, cr: number): number {
+    const base = this.base;
+    let p = a;
+    if (p < cr && (buf[p] === MINUS || buf[p] === PLUS)) p++;
+    const c = p < cr ? buf[p]! | 0x20 : 0; // lower case for letters
+    if (c === 105 || c === 110) { // "i", "n"
+      const word = c === 105 ? "inf" : "nan";
+      for (let i = 1; i < 3; i++) {
+        if (p + i >= cr || (buf[p + i]! | 0x20) !== word.charCodeAt(i)) {
+          fail(`invalid double, expected ${word}`, base + p + i);
+        }
+      }
+      p += 3;
+      if (c === 110 && p < cr && buf[p] === 40) { // "nan(" payload ")"
+        p++;
+        while (p < cr && isWordByte(buf[p]!)) p++;
+        if (p >= cr || buf[p] !== 41) fail("invalid double, expected ')' closing nan(", base + p);
+        p++;
+      }
+      if (p !== cr) fail("invalid double, expected CR", base + p);
+      return c === 105 ? (buf[a] === MINUS ? -Infinity : Infinity) : NaN;
+    }
+    const intStart = p;
+    while (p < cr && buf[p]! >= ZERO && buf[p]! <= NINE) p++;
+    let digits = p - intStart;
+    if (p < cr && buf[p] === 46) { // "."
+      p++;
+      const fracStart = p;
+      while (p < cr && buf[p]! >= ZERO && buf[p]! <= NINE) p++;
+      digits += p - fracStart;
+    }
+    if (digits === 0) fail("invalid double, expected a digit", base + p);
+    if (p < cr && (buf[p]! | 0x20) === 101) { // "e"
+      p++;
+      if (p < cr && (buf[p] === MINUS || buf[p] === PLUS)) p++;
+      const expStart = p;
+      while (p < cr && buf[p]! >= ZERO && buf[p]! <= NINE) p++;
+      if (p === expStart) fail("invalid double, expected a digit in the exponent", base + p);
+    }
+    if (p !== cr) fail("invalid double, expected CR", base + p);
+    return Number(latin1(buf, a, cr));
   }
 
   /** The `(` big number between `a` and the line's CR `cr`: an optional sign, then digits. */
@@ -207,4 +288,9 @@ export class LineReader {
     const big = BigInt(latin1(buf, p, cr));
     return buf[a] === MINUS ? -big : big;
   }
+}
+
+/** `[0-9A-Za-z_]`: what a C library may print inside `nan(...)`. */
+function isWordByte(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || ((c | 0x20) >= 97 && (c | 0x20) <= 122) || c === 95;
 }

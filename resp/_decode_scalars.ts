@@ -72,34 +72,18 @@ export function keyOf(value: unknown): string {
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
 /**
  * An integer reply from its sign and decimal digits `text` (already
  * validated): a `number` when it is exact (|n| <= 2^53 - 1), else a `bigint`,
- * so int64 values near the limits never lose precision.
+ * so int64 values near the limits never lose precision; `undefined` outside
+ * the signed 64-bit range, which RESP calls invalid for `:` (Redis sends
+ * larger numbers as `(` big numbers).
  */
-export function bigInteger(negative: boolean, text: string): number | bigint {
+export function bigInteger(negative: boolean, text: string): number | bigint | undefined {
   const big = negative ? -BigInt(text) : BigInt(text);
+  if (big > INT64_MAX || big < INT64_MIN) return undefined;
   return big <= MAX_SAFE && big >= -MAX_SAFE ? Number(big) : big;
-}
-
-const DOUBLE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-/**
- * A RESP3 double from its text, or `undefined` when the text is not one.
- * Redis writes `inf`, `-inf` and `nan`; some builds print `-nan`. Exponents
- * (`1.5e10`, `1E-5`) are legal and were mis-parsed by ioredis (#2150).
- */
-export function parseDouble(text: string): number | undefined {
-  switch (text) {
-    case "inf":
-    case "+inf":
-      return Infinity;
-    case "-inf":
-      return -Infinity;
-    case "nan":
-    case "-nan":
-    case "+nan":
-      return NaN;
-  }
-  return DOUBLE.test(text) ? Number(text) : undefined;
 }

@@ -62,7 +62,12 @@ const scalar: fc.Arbitrary<Frame> = fc.oneof(
   utf8Text.map((s) => ({ bytes: cat(`$${te.encode(s).length}\r\n`, s, "\r\n"), text: s, bin: te.encode(s) })),
   anyBytes.map((b) => ({ bytes: cat(`$${b.length}\r\n`, b, "\r\n"), text: td.decode(b), bin: b })),
   fc.constantFrom("_\r\n", "$-1\r\n", "*-1\r\n").map((s) => ({ bytes: te.encode(s), text: null, bin: null })),
-  fc.oneof(fc.double(), fc.constantFrom("inf", "-inf", "nan", "1e10", "-2.5E-3", ".5", "3.")).map((d) => {
+  // Spellings of servers before 7.2 (C library printf) too: any case, signs, nan payloads.
+  fc.oneof(
+    fc.double(),
+    fc.constantFrom("inf", "-inf", "nan", "1e10", "-2.5E-3", ".5", "3."),
+    fc.constantFrom("INF", "-INF", "+inf", "Inf", "NAN", "-nan", "nan(0x7ff)", "-NaN(ind)", "nan()"),
+  ).map((d) => {
     const text = typeof d === "string"
       ? d
       : Number.isNaN(d)
@@ -72,7 +77,8 @@ const scalar: fc.Arbitrary<Frame> = fc.oneof(
       : d === -Infinity
       ? "-inf"
       : String(d);
-    const v = text === "inf" ? Infinity : text === "-inf" ? -Infinity : text === "nan" ? NaN : Number(text);
+    const word = text.toLowerCase().replace(/^\+/, "");
+    const v = word === "inf" ? Infinity : word === "-inf" ? -Infinity : word.includes("nan") ? NaN : Number(text);
     return { bytes: cat(",", text, "\r\n"), text: v, bin: v };
   }),
   fc.boolean().map((b) => ({ bytes: te.encode(b ? "#t\r\n" : "#f\r\n"), text: b, bin: b })),
