@@ -24,3 +24,22 @@ export function watchedDeadlines(client: object): number {
   if (readDeadlines === undefined) throw new TypeError("watchedDeadlines: resp/client.ts is not loaded");
   return readDeadlines(client);
 }
+
+/** What one overdue check of a connection decided (see `Connection.watchOverdue`). */
+export type OverdueVerdict = "reset" | "watching" | "replied";
+
+let overdueObserver: ((verdict: OverdueVerdict) => void) | undefined;
+
+/**
+ * Calls `observer` with the verdict of every overdue check that runs from
+ * now on, in any client (`undefined` stops it), so a test can wait for the
+ * check it is about instead of sleeping past it.
+ */
+export function observeOverdueChecks(observer: ((verdict: OverdueVerdict) => void) | undefined): void {
+  overdueObserver = observer;
+}
+
+/** Called by `Connection` each time an overdue check runs. */
+export function reportOverdueCheck(verdict: OverdueVerdict): void {
+  overdueObserver?.(verdict);
+}

@@ -19,6 +19,7 @@ import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError } from "./errors.ts";
 import { Fifo } from "./_fifo.ts";
+import { reportOverdueCheck } from "./_debug.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { isMessage, isSubscribeKind, subscriptionCount } from "./subscriptions.ts";
 import type { Transport, TransportEvents } from "./_transport.ts";
@@ -87,6 +88,11 @@ export class Connection {
   /** RESP2 only: a subscribed connection receives messages as plain arrays. */
   #subscribed2 = false;
   #bytesIn = 0;
+  /**
+   * Top-level frames decoded (replies and pushes): an overdue check tells
+   * a reply that grows without end from bytes that completed other frames.
+   */
+  #frames = 0;
   #overdue: Command | undefined;
   #overdueTimer: ReturnType<typeof setTimeout> | undefined;
   /**
@@ -100,8 +106,14 @@ export class Connection {
     this.#resp2 = resp2;
     this.#hooks = hooks;
     this.#decoder = new Decoder({
-      reply: (value, attribute) => this.#onReply(value, attribute),
-      push: (value) => this.#onPush(value),
+      reply: (value, attribute) => {
+        this.#frames++;
+        this.#onReply(value, attribute);
+      },
+      push: (value) => {
+        this.#frames++;
+        this.#onPush(value);
+      },
     });
     this.#events = {
       data: (chunk) => {
@@ -284,32 +296,43 @@ export class Connection {
    * `cmd`, written on this connection, timed out. A reply nobody waits for
    * still has to be read to keep replies in order, but a server streaming a
    * reply that never ends (an endless aggregate) would hold the connection
-   * and grow the decoder forever. If bytes keep arriving and the timed-out
-   * command's reply is still incomplete its own timeout again later (at
-   * least 1 s), the connection is reset. A silent server (paused, busy)
-   * costs no memory and may still answer the commands queued behind: it is
-   * left alone and checked again.
+   * and grow the decoder forever. The connection is reset when, for a whole
+   * grace period (the command's own timeout again, at least 1 s), `cmd`
+   * stayed at the head and bytes kept arriving without completing a single
+   * frame: they all went into one frame that does not end. Bytes that
+   * completed other frames are no sign of trouble: the replies ahead of
+   * `cmd` (a large value still arriving when it timed out) and RESP3 pushes
+   * (tracking invalidations) between replies. A silent server (paused,
+   * busy) costs no memory and may still answer the commands queued behind:
+   * it is left alone and checked again.
    */
   watchOverdue(cmd: Command): void {
     if (this.#overdue !== undefined || this.#closed) return;
     this.#overdue = cmd;
     const graceMs = Math.max(1000, cmd.deadline - cmd.issuedAt);
     const bytesAtStart = this.#bytesIn;
+    const framesAtStart = this.#frames;
     this.#overdueTimer = setTimeout(() => {
       this.#overdue = undefined;
       this.#overdueTimer = undefined;
       if (this.#closed || this.#transport === undefined) return;
       if (cmd.replied) {
+        reportOverdueCheck("replied");
         const head = this.#written.peek();
         if (head !== undefined && head.state === SETTLED) this.watchOverdue(head);
         return;
       }
-      // Bytes for the replies ahead of it (a large one still arriving) are
-      // no sign of trouble: only a reply at the head that keeps growing is.
-      if (this.#bytesIn === bytesAtStart || this.#written.peek() !== cmd) {
+      // A frame completed in the period (a reply ahead, which may have made
+      // `cmd` the head just now, or a push): start a new period from here.
+      // Otherwise no reply completed, so the head did not change: `cmd` at
+      // the head now was at the head throughout, and every byte of the
+      // period went into the one frame still open.
+      if (this.#bytesIn === bytesAtStart || this.#frames !== framesAtStart || this.#written.peek() !== cmd) {
+        reportOverdueCheck("watching");
         this.watchOverdue(cmd);
         return;
       }
+      reportOverdueCheck("reset");
       this.#transport.destroy(
         new ConnectionError(
           `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,

@@ -1,7 +1,9 @@
+import type { Socket } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
+import { observeOverdueChecks, type OverdueVerdict } from "../../resp/_debug.ts";
 import { rejects, until } from "../support/assert.ts";
 import { startFakeServer } from "../support/fake-server.ts";
 
@@ -28,6 +30,74 @@ test("the connection is reset once the timed-out reply is overdue, so decoding c
     await until(() => redis.connected, 10_000);
     assert.is(await redis.send(["PING"]), "PONG");
   } finally {
+    redis.destroy();
+    await fake.close();
+  }
+});
+
+/**
+ * A fake server whose first connection answers GETs only when the test
+ * writes to `socket()`, PING at once, and HELLO with a RESP3 map.
+ */
+async function heldGets() {
+  let socket: Socket | undefined;
+  const fake = await startFakeServer((command, info) => {
+    if (info.connection === 0) socket = info.socket;
+    if (command[0] === "GET") return { silent: true };
+    if (command[0] === "HELLO") return { write: "%1\r\n+proto\r\n:3\r\n" };
+    return { write: "+PONG\r\n" };
+  });
+  return { fake, socket: () => socket! };
+}
+
+test("a slow reply ahead of a timed-out command is not its growth: no reset, its late reply is read", async () => {
+  const { fake, socket } = await heldGets();
+  const checks: OverdueVerdict[] = [];
+  observeOverdueChecks((verdict) => checks.push(verdict));
+  const redis = await connect({ url: fake.url, reconnect: { minMs: 10, maxMs: 20 } });
+  try {
+    const big = redis.send(["GET", "big"]);
+    const behind = redis.send(["GET", "behind"], { timeoutMs: 50 });
+    await until(() => fake.commands.length === 2);
+    const payload = "v".repeat(300_000);
+    socket().write(`$${payload.length}\r\n${payload.slice(0, 1000)}`);
+    await rejects(() => behind, TimeoutError, "GET timed out");
+    // The overdue watch of "behind" started when it timed out: every byte
+    // from here on belongs to the reply ahead of it, which then completes,
+    // so "behind" is at the head when the check runs, its reply not begun.
+    socket().write(`${payload.slice(1000)}\r\n`);
+    assert.is(await big, payload);
+    await until(() => checks.length >= 1, 10_000);
+    assert.equal(checks, ["watching"], "the first check left the connection alone");
+    // Its reply comes late but whole: read and discarded, replies stay in order.
+    socket().write("$4\r\nlate\r\n");
+    assert.is(await redis.send(["PING"]), "PONG");
+    assert.is(fake.connections, 1, "the connection was never reset");
+  } finally {
+    observeOverdueChecks(undefined);
+    redis.destroy();
+    await fake.close();
+  }
+});
+
+test("RESP3 pushes (tracking invalidations) while a timed-out reply has not begun are not its growth", async () => {
+  const { fake, socket } = await heldGets();
+  const checks: OverdueVerdict[] = [];
+  observeOverdueChecks((verdict) => checks.push(verdict));
+  const redis = await connect({ url: fake.url, resp: 3, reconnect: { minMs: 10, maxMs: 20 } });
+  try {
+    const get = redis.send(["GET", "slow"], { timeoutMs: 50 });
+    await until(() => fake.commands.some((c) => c[0] === "GET"));
+    await rejects(() => get, TimeoutError, "GET timed out");
+    // Whole push frames arrive during the grace period; the GET's reply has not begun.
+    socket().write(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n".repeat(3));
+    await until(() => checks.length >= 1, 10_000);
+    assert.equal(checks, ["watching"], "the first check left the connection alone");
+    socket().write("$4\r\nlate\r\n");
+    assert.is(await redis.send(["PING"]), "PONG");
+    assert.is(fake.connections, 1, "the connection was never reset");
+  } finally {
+    observeOverdueChecks(undefined);
     redis.destroy();
     await fake.close();
   }
