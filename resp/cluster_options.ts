@@ -26,6 +26,7 @@ export interface ClusterOptions extends
     | "commandTimeoutMs"
     | "reconnect"
     | "onEvent"
+    | "maxBulkBytes"
   > {
   /** Nodes to read the slot map from: `redis://host:port` URLs or `host:port`. One reachable node is enough. */
   seeds: readonly string[];
@@ -104,6 +105,7 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
       "reconnect",
       // Each node's client reports its own connection; `server` tells them apart.
       "onEvent",
+      "maxBulkBytes",
     ] as const
   ) {
     if (o[k] !== undefined) (common as Record<string, unknown>)[k] = o[k];

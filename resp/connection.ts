@@ -63,7 +63,7 @@ export class Connection {
    * @throws {ConnectionError} (as a rejection) when the socket cannot be opened.
    */
   static async open(o: ResolvedOptions, hooks: ConnectionHooks): Promise<Connection> {
-    const connection = new Connection(o.resp === 2, hooks);
+    const connection = new Connection(o.resp === 2, o.maxBulkBytes, hooks);
     const transport = await openTransport(o, connection.#events);
     connection.#transport = transport;
     // A stream refused before the transport was in hand: close it now.
@@ -102,7 +102,7 @@ export class Connection {
    */
   onSettle: (() => void) | undefined = undefined;
 
-  private constructor(resp2: boolean, hooks: ConnectionHooks) {
+  private constructor(resp2: boolean, maxBulkBytes: number, hooks: ConnectionHooks) {
     this.#resp2 = resp2;
     this.#hooks = hooks;
     this.#decoder = new Decoder({
@@ -114,7 +114,7 @@ export class Connection {
         this.#frames++;
         this.#onPush(value);
       },
-    });
+    }, { maxBulkBytes });
     this.#events = {
       data: (chunk) => {
         this.#bytesIn += chunk.length;

@@ -55,6 +55,15 @@ export interface ConnectOptions {
    * first attempt too; a throwing listener is ignored.
    */
   onEvent?: (event: ConnectionEvent) => void;
+  /**
+   * Largest payload accepted in a reply, in bytes: a bulk, verbatim or
+   * streamed string, a blob error, and a simple string or error line
+   * (never fewer than 65,535 bytes for those). A larger one is a
+   * `ProtocolError` naming the limit and the byte offset beyond it, and the
+   * connection is closed. Redis' own `proto-max-bulk-len` default.
+   * @default {536870912}
+   */
+  maxBulkBytes?: number;
 }
 
 /** Options with defaults applied and values checked: what `RedisClient` runs on. */
@@ -74,6 +83,7 @@ export interface ResolvedOptions {
   offlineTimeoutMs: number;
   reconnect: { minMs: number; maxMs: number } | false;
   onEvent: ((event: ConnectionEvent) => void) | undefined;
+  maxBulkBytes: number;
 }
 
 const WHERE = "connect";
@@ -124,6 +134,7 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
     offlineTimeoutMs: nonNegativeInt(WHERE, "offlineTimeoutMs", o.offlineTimeoutMs ?? 10_000),
     reconnect,
     onEvent: o.onEvent === undefined ? undefined : func<(event: ConnectionEvent) => void>(WHERE, "onEvent", o.onEvent),
+    maxBulkBytes: intInRange(WHERE, "maxBulkBytes", o.maxBulkBytes ?? 536870912, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 

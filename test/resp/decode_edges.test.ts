@@ -12,7 +12,7 @@ import { connect, type RedisClient } from "../../resp/mod.ts";
 import { RedisReplyError } from "../../resp/errors.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";
 import { rejects } from "../support/assert.ts";
-import { isProtocolError, type ProtocolError } from "../../resp/errors.ts";
+import { isProtocolError, ProtocolError } from "../../resp/errors.ts";
 import { b, cat, check, encodeReply, err, map, prng, R, randomReply, recorder, refuses } from "./_vectors.ts";
 import type { Reply } from "../../resp/types.ts";
 
@@ -190,5 +190,24 @@ server("EVAL redis.error_reply() of 200 KB rejects with that error, and the conn
     assert.is(await client.send(["CLIENT", "ID"]), id, "the connection was not reset");
   }
 });
+
+server(
+  "connect()'s maxBulkBytes bounds a status reply: ProtocolError naming the limit, then a new connection",
+  async (ctx) => {
+    const client = await connect({ url: ctx.redis.url, maxBulkBytes: 100_000, reconnect: { minMs: 10, maxMs: 20 } });
+    try {
+      const ok = await client.send(["EVAL", "return redis.status_reply(string.rep('z', 100000))", 0]);
+      assert.is(ok, "z".repeat(100_000));
+      await rejects(
+        () => client.send(["EVAL", "return redis.status_reply(string.rep('z', 100001))", 0]),
+        ProtocolError,
+        /simple string longer than 100000 bytes \(maxBulkBytes\) at byte offset \d+/,
+      );
+      assert.is(await client.send(["PING"]), "PONG");
+    } finally {
+      client.destroy();
+    }
+  },
+);
 
 server.run();

@@ -71,6 +71,7 @@ opts("defaults", () => {
   assert.equal(o.reconnect, { minMs: 50, maxMs: 2000 });
   assert.is(o.connectTimeoutMs, 10_000);
   assert.is(o.commandTimeoutMs, 0);
+  assert.is(o.maxBulkBytes, 536870912);
 });
 opts("explicit fields override the URL", () => {
   const o = resolveConnectOptions({ url: "redis://h:1/2", port: 3, db: 0 });
@@ -91,6 +92,8 @@ opts("every setting is validated with its name in the message", () => {
     [{ reconnect: { minMs: 100, maxMs: 10 } }, "'reconnect.maxMs' must be >= 'reconnect.minMs' (100), got 10"],
     [{ host: 1 }, "'host' must be a string, got number"],
     [{ tls: "yes" }, "'tls' must be a boolean or node:tls options, got string"],
+    [{ maxBulkBytes: -1 }, "'maxBulkBytes' must be an integer in 0..9007199254740991, got -1"],
+    [{ maxBulkBytes: 2 ** 60 }, "'maxBulkBytes' must be an integer in 0..9007199254740991, got 1152921504606847000"],
     [42 as never, "options must be an object, got number"],
   ];
   for (const [given, message] of cases) {
