@@ -67,6 +67,11 @@ export interface DecoderOptions {
    * length is refused on its digits. An accepted one is not allocated up
    * front: a payload cut across chunks holds at most
    * max(64 KiB, 2 x its bytes received so far) until it is whole.
+   * Simple strings and simple errors are payloads too (Redis sends them of
+   * any length, e.g. a Lua `redis.status_reply()`): they may hold this many
+   * bytes, and never fewer than 65,535, refused at the first byte beyond.
+   * Header and number lines (lengths, integers, doubles, big numbers) are
+   * capped at 64 KiB whatever this is.
    * @default {536870912}
    */
   maxBulkBytes?: number;
@@ -104,6 +109,15 @@ function limit(name: string, value: unknown): number {
  * thrown by a handler propagates out of `feed` and stops the decoder the
  * same way.
  *
+ * Numbers: an integer (`:`) is a `number` up to 2^53 - 1 in magnitude and
+ * an exact `bigint` up to the int64 limits; beyond them it is a
+ * `ProtocolError` at its first digit, as RESP calls such a line invalid
+ * (Redis sends larger values as big numbers, `(`, always a `bigint`). A
+ * double (`,`) is read with its exponent, and `inf`, `-inf`, `nan` in any
+ * case, with a sign or a `nan(...)` payload, as servers before Redis 7.2
+ * print them; a malformed one (`,1e`, `,.`, `,3.14x`) is a `ProtocolError`
+ * at its first bad byte.
+ *
  * @example Decode replies split across chunks
  * ```ts
  * import { Decoder } from "@herdless/herdless/resp";
@@ -114,6 +128,19 @@ function limit(name: string, value: unknown): number {
  * decoder.feed(new TextEncoder().encode("+OK\r\n$5\r\nhel"));
  * decoder.feed(new TextEncoder().encode("lo\r\n>2\r\n$7\r\nmessage\r\n:1\r\n"));
  * // reply OK, reply hello, push [ "message", 1 ]
+ * ```
+ *
+ * @example Doubles as older servers spell them; an integer beyond int64 is refused
+ * ```ts
+ * import { Decoder, isProtocolError } from "@herdless/herdless/resp";
+ * const decoder = new Decoder({ reply: (value) => console.log(value), push: () => {} });
+ * decoder.feed(new TextEncoder().encode(",INF\r\n,-inf\r\n,nan(0x7ff)\r\n:9223372036854775807\r\n"));
+ * // Infinity, -Infinity, NaN, 9223372036854775807n
+ * try {
+ *   decoder.feed(new TextEncoder().encode(":9223372036854775808\r\n"));
+ * } catch (e) {
+ *   console.log(isProtocolError(e)); // true
+ * }
  * ```
  */
 export class Decoder {
