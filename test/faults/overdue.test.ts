@@ -80,6 +80,36 @@ test("a slow reply ahead of a timed-out command is not its growth: no reset, its
   }
 });
 
+test("behind a slow reply, a timed-out reply that then begins and never ends is still reset", async () => {
+  const { fake, socket } = await heldGets();
+  const checks: OverdueVerdict[] = [];
+  observeOverdueChecks((verdict) => checks.push(verdict));
+  const redis = await connect({ url: fake.url, reconnect: { minMs: 10, maxMs: 20 } });
+  try {
+    const big = redis.send(["GET", "big"]);
+    const behind = redis.send(["GET", "behind"], { timeoutMs: 50 });
+    await until(() => fake.commands.length === 2);
+    socket().write("$100000\r\n");
+    await rejects(() => behind, TimeoutError, "GET timed out");
+    socket().write(`${"v".repeat(100_000)}\r\n`);
+    assert.is((await big as string).length, 100_000);
+    await until(() => checks.length >= 1, 10_000);
+    assert.equal(checks, ["watching"]);
+    // A new period has begun with "behind" at the head: its reply starts
+    // now and never completes.
+    socket().write("*100000000\r\n:1\r\n");
+    await until(() => checks.length >= 2, 10_000);
+    assert.equal(checks, ["watching", "reset"]);
+    await until(() => fake.connections >= 2, 10_000);
+    await until(() => redis.connected, 10_000);
+    assert.is(await redis.send(["PING"]), "PONG");
+  } finally {
+    observeOverdueChecks(undefined);
+    redis.destroy();
+    await fake.close();
+  }
+});
+
 test("RESP3 pushes (tracking invalidations) while a timed-out reply has not begun are not its growth", async () => {
   const { fake, socket } = await heldGets();
   const checks: OverdueVerdict[] = [];
