@@ -285,12 +285,10 @@ export class FrameParser {
   }
 
   /**
-   * Appends the rest of a cut line (up to the first LF, and never more
-   * bytes than its limit allows, enough for any line to be decided) and
-   * parses it again from its type byte, so errors and offsets are those of
-   * an uncut stream. Only the line's own bytes are copied, never the whole
-   * chunk; the line buffer grows with the bytes that arrive, never ahead of
-   * them, and a long text line's buffer is let go once it is decoded.
+   * Appends the rest of a cut line (up to the first LF, never more than its
+   * limit allows) and parses it again from its type byte, so errors and
+   * offsets are those of an uncut stream. Only the line's own bytes are
+   * copied, and the buffer grows with the bytes that arrive, never ahead.
    */
   #completeLine(buf: Buffer, pos: number, end: number): number {
     const lf = buf.indexOf(LF, pos);
@@ -308,19 +306,16 @@ export class FrameParser {
       this.#line = grown;
     }
     buf.copy(this.#line, have, pos, stop);
+    // A text or number line with no CR or LF yet: parsing it again now
+    // could only find an error that parsing it once whole finds at the same
+    // offset, and re-scanning on every chunk would cost O(n^2) when fed in
+    // tiny pieces. A CR (new, or held last) ends the line or is an error:
+    // parse now rather than buffering up to the limit. Headers (lengths,
+    // `#`, `_`, `.`) are re-checked at once: absurd lengths are refused early.
     if (
-      lf === -1 && need <= cap - 2 &&
-      (text || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM) &&
-      // A CR in a text line must be followed by its LF: one in these bytes
-      // (or held last, its LF due now) ends the line or is an error, so
-      // parse now rather than buffering up to the limit.
+      lf === -1 && need <= cap - 2 && (text || type === T_INTEGER || type === T_DOUBLE || type === T_BIGNUM) &&
       this.#line[have - 1] !== CR && buf.indexOf(CR, pos) === -1
     ) {
-      // A text line still without its LF: parsing it again now could only
-      // find an error that parsing it once whole finds at the same offset,
-      // and re-scanning on every chunk would cost O(n^2) when fed in tiny
-      // pieces. Headers (lengths, `#`, `_`, `.`) are always re-checked at
-      // once: they are short, and absurd lengths must be refused early.
       this.#lineLen = need;
       return stop;
     }
@@ -333,8 +328,7 @@ export class FrameParser {
     } finally {
       lines.base = base;
     }
-    // A text line can be as long as maxBulkBytes: keep no such buffer once
-    // its line is decoded (header-sized ones are reused).
+    // A text line may be as long as maxBulkBytes: let its buffer go.
     if (this.#lineLen === 0 && this.#line.length > LINE_MAX + 2) this.#line = Buffer.allocUnsafe(64);
     return stop;
   }
