@@ -4,6 +4,7 @@
  * comparable form of decoded values, and the "every split" feeding modes.
  */
 import { Buffer } from "node:buffer";
+import process from "node:process";
 import * as assert from "uvu/assert";
 import { Decoder, type DecoderOptions } from "../../resp/decode.ts";
 import { isProtocolError, ProtocolError, RedisReplyError } from "../../resp/errors.ts";
@@ -265,4 +266,17 @@ export function randomReply(random: () => number, depth = 0): Reply {
       return map(entries);
     }
   }
+}
+
+/**
+ * Bytes held outside the JS heap, ArrayBuffers and Buffers included, on
+ * Node, Bun and Deno alike (`arrayBuffers` reads 0 on Bun and Deno). Bun
+ * updates the figure only when it collects, so it collects first; Node and
+ * Deno count an allocation at once.
+ */
+export function offHeap(): number {
+  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  g.Bun?.gc(true);
+  g.gc?.();
+  return process.memoryUsage().external;
 }

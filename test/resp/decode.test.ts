@@ -1,5 +1,4 @@
 import { Buffer } from "node:buffer";
-import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Decoder, type DecoderOptions } from "../../resp/decode.ts";
@@ -15,6 +14,7 @@ import {
   err,
   type Event,
   map,
+  offHeap,
   P,
   R,
   randomReply,
@@ -374,19 +374,6 @@ stream.run();
 const memory = suite("Decoder memory");
 
 const MiB = 1 << 20;
-
-/**
- * Bytes held outside the JS heap, ArrayBuffers and Buffers included, on
- * Node, Bun and Deno alike (`arrayBuffers` reads 0 on Bun and Deno). Bun
- * updates the figure only when it collects, so it collects first; Node and
- * Deno count an allocation at once.
- */
-function offHeap(): number {
-  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
-  g.Bun?.gc(true);
-  g.gc?.();
-  return process.memoryUsage().external;
-}
 
 memory("a declared length is not allocated before its bytes arrive", () => {
   // Each header is legal (under the default maxBulkBytes of 512 MiB) and
