@@ -192,6 +192,7 @@ server("EVAL redis.error_reply() of 200 KB rejects with that error, and the conn
     const error = await rejects(
       () => client.send(["EVAL", `return redis.error_reply('ERR ' .. string.rep('e', 200000))`, 0]),
       RedisReplyError,
+      text,
     );
     assert.is(error.message.length, text.length);
     assert.ok(error.message === text, "the whole message");
