@@ -20,6 +20,7 @@
  *
  * @module
  */
+import type { StoredEntry } from "../types.ts";
 
 /** What a stored envelope says. */
 export interface Envelope {
@@ -133,9 +134,10 @@ function refuse(raw: Uint8Array | string): never {
  * @throws {Error} describing why it is not an envelope this version reads.
  */
 export function decodeEnvelope(raw: Uint8Array | string): Envelope {
-  // Text is what every text codec's hit reads: its own path, one character
-  // access per header byte and no dispatch on the type in the loops.
-  if (typeof raw === "string") return decodeText(raw);
+  if (typeof raw === "string") {
+    const { value, size: _, ...fields } = decodeText(raw, asIs);
+    return { ...fields, payload: fields.negative ? "" : value as string };
+  }
   if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== TWO || codeAt(raw, 3) !== SEMI) refuse(raw);
   const kind = codeAt(raw, 4);
   if ((kind !== V && kind !== N) || codeAt(raw, 5) !== SEMI) refuse(raw);
@@ -205,8 +207,41 @@ function semicolon(raw: string, start: number): number {
   return end < 0 || end > start + 4096 ? -1 : end;
 }
 
+const asIs = (payload: string) => payload;
+
+/**
+ * Parse a stored value straight into the entry a reader keeps, its payload
+ * decoded by `decodePayload` (not called for a not-found marker): one object
+ * per read, no intermediate envelope.
+ *
+ * @throws {Error} describing why it is not an envelope this version reads, or what `decodePayload` threw.
+ */
+export function decodeStored(
+  raw: Uint8Array | string,
+  decodePayload: (payload: Uint8Array | string) => unknown,
+): StoredEntry {
+  // Text is what every text codec's hit reads: its own path, one character
+  // access per header byte and no dispatch on the type in the loops.
+  if (typeof raw === "string") return decodeText(raw, decodePayload);
+  const e = decodeEnvelope(raw);
+  return {
+    value: e.negative ? undefined : decodePayload(e.payload),
+    negative: e.negative,
+    publishedAt: e.publishedAt,
+    freshMs: e.freshMs,
+    staleMs: e.staleMs,
+    ifErrorMs: e.ifErrorMs,
+    loadMs: e.loadMs,
+    id: e.id,
+    epoch: e.epoch,
+    tags: e.tags,
+    tagVersions: e.tagVersions,
+    size: raw.length,
+  };
+}
+
 // decodeEnvelope for text: the same rules, read with charCodeAt and indexOf.
-function decodeText(raw: string): Envelope {
+function decodeText(raw: string, decodePayload: (payload: string) => unknown): StoredEntry {
   if (
     raw.charCodeAt(0) !== H || raw.charCodeAt(1) !== L || raw.charCodeAt(2) !== TWO || raw.charCodeAt(3) !== SEMI
   ) refuse(raw);
@@ -241,6 +276,8 @@ function decodeText(raw: string): Envelope {
   const negative = kind === N;
   if (negative && tagsEnd + 1 !== raw.length) throw new Error("a not-found marker carries a payload");
   return {
+    // A view, not a copy, that the codec decodes once.
+    value: negative ? undefined : decodePayload(raw.slice(tagsEnd + 1)),
     negative,
     publishedAt,
     freshMs,
@@ -251,7 +288,6 @@ function decodeText(raw: string): Envelope {
     epoch: raw.slice(idEnd + 1, epochEnd),
     tags,
     tagVersions,
-    // A view, not a copy: the codec decodes it once.
-    payload: raw.slice(tagsEnd + 1),
+    size: raw.length,
   };
 }

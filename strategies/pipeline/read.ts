@@ -14,7 +14,7 @@ import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
 import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
 import type { ServerClock } from "./clock.ts";
-import { decodeEnvelope } from "./envelope.ts";
+import { decodeStored } from "./envelope.ts";
 import type { Marker, Tracker } from "./tracking.ts";
 import type { Versions } from "./versions.ts";
 
@@ -235,21 +235,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      const envelope = decodeEnvelope(own);
-      return {
-        value: envelope.negative ? undefined : this.#c.codec.decode(envelope.payload),
-        negative: envelope.negative,
-        publishedAt: envelope.publishedAt,
-        freshMs: envelope.freshMs,
-        staleMs: envelope.staleMs,
-        ifErrorMs: envelope.ifErrorMs,
-        loadMs: envelope.loadMs,
-        id: envelope.id,
-        epoch: envelope.epoch,
-        tags: envelope.tags,
-        tagVersions: envelope.tagVersions,
-        size: own.length,
-      };
+      return decodeStored(own, this.#c.codec.decode);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.
