@@ -12,7 +12,7 @@ mkdir -p "$out"
   "$here/hit-path.ts" --outfile="$out/hit-path.mjs"
 refs() {
   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file=/dev/null \
-    node "$out/hit-path.mjs" "$url" "$1" "$2" "$3" >"$out/hit-path.log" 2>&1 || { cat "$out/hit-path.log" >&2; exit 1; }
+    node ${NODE_FLAGS---single-threaded --random-seed=42} "$out/hit-path.mjs" "$url" "$1" "$2" "$3" >"$out/hit-path.log" 2>&1 || { cat "$out/hit-path.log" >&2; exit 1; }
   sed -n 's/.*I *refs: *//p' "$out/hit-path.log" | tr -d ,
 }
 for v in $variants; do

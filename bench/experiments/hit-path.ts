@@ -4,6 +4,7 @@
  * count repeats within a fraction of a percent whatever the load. Variants:
  *
  *   raw        `client.send(["GET", key])` then JSON.parse (what a hit costs at least)
+ *   rawt       the same with `{ timeoutMs: 1000 }` (as the pipeline sends its GET)
  *   full       a remote hit through the bench's full pipeline
  *              (swr, xfetch, coalesce, lease, jitter, limit; RESP3)
  *   near       a near hit: near() in front of the same pipeline
@@ -47,11 +48,11 @@ const inFlight = Number(inFlightText);
 const count = Number(countText);
 const KEYS = 1_000;
 if (
-  !["raw", "full", "near"].includes(variant) || !(inFlight >= 1) ||
+  !["raw", "rawt", "full", "near"].includes(variant) || !(inFlight >= 1) ||
   !(count >= 0)
 ) {
   throw new Error(
-    "usage: hit-path.mjs <url> <raw|full|near> <in flight> <hits>",
+    "usage: hit-path.mjs <url> <raw|rawt|full|near> <in flight> <hits>",
   );
 }
 
@@ -79,8 +80,9 @@ const loaders = values.map((v) => () => {
 });
 let get: (i: number) => Promise<unknown>;
 let close = () => Promise.resolve();
-if (variant === "raw") {
+if (variant === "raw" || variant === "rawt") {
   const keys = ids.map((id) => `hitpath:raw:${id}`);
+  const options = variant === "raw" ? undefined : { timeoutMs: 1000 };
   for (let i = 0; i < KEYS; i++) {
     await redis.send([
       "SET",
@@ -91,7 +93,7 @@ if (variant === "raw") {
     ]);
   }
   get = async (i) =>
-    JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
+    JSON.parse((await redis.send(["GET", keys[i % KEYS]!], options)) as string);
 } else {
   const layers = [
     swr({ staleMs: 60_000 }),
