@@ -141,8 +141,7 @@ class PipelineCache<T> implements Cache<T> {
     const verdict = core.verdict(entry);
     if (verdict.kind === "miss") return NO_HIT;
     const key = keys.data;
-    core.rec.mark("near-hit", key);
-    core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+    core.rec.served(key, verdict.kind === "stale", true);
     core.supersede(key);
     if (verdict.kind !== "hit") {
       this.#refresh(keys, identity, loader, DEFAULT_CALL(core.ttlMs), entry, verdict.kind === "refresh");
@@ -208,8 +207,7 @@ class PipelineCache<T> implements Cache<T> {
     const key = keys.data;
     const verdict = core.verdict(entry);
     if (verdict.kind !== "miss" && entry !== undefined) {
-      if (near) core.rec.mark("near-hit", key);
-      core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      core.rec.served(key, verdict.kind === "stale", near);
       core.supersede(key);
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#closing === undefined) {
