@@ -57,7 +57,10 @@ async function mini(url: string, transport: Transport): Promise<Mini> {
   let close: () => void;
   if (transport === "net") {
     const socket: Socket = await new Promise((resolve, reject) => {
-      const s = netConnect({ host: hostname, port: Number(port) }, () => resolve(s));
+      const s = netConnect(
+        { host: hostname, port: Number(port) },
+        () => resolve(s),
+      );
       s.once("error", reject);
     });
     socket.setNoDelay(true);
@@ -67,7 +70,9 @@ async function mini(url: string, transport: Transport): Promise<Mini> {
   } else {
     // Bun.connect: write() returns the bytes the kernel took; keep the rest until drain.
     let pending: Uint8Array | undefined;
-    const bun = (globalThis as unknown as { Bun: { connect(o: unknown): Promise<BunSocket> } }).Bun;
+    const bun = (globalThis as unknown as {
+      Bun: { connect(o: unknown): Promise<BunSocket> };
+    }).Bun;
     interface BunSocket {
       write(b: Uint8Array): number;
       end(): void;
@@ -125,25 +130,46 @@ async function mini(url: string, transport: Transport): Promise<Mini> {
 type Get = (key: string) => Promise<unknown>;
 type Set = (key: string, value: string) => Promise<unknown>;
 
-async function open(name: string, url: string): Promise<{ get: Get; set: Set; close: () => void }> {
+async function open(
+  name: string,
+  url: string,
+): Promise<{ get: Get; set: Set; close: () => void }> {
   if (name === "mini/net" || name === "mini/bun") {
     const m = await mini(url, name === "mini/net" ? "net" : "bun");
-    return { get: (k) => m.send(["GET", k]), set: (k, v) => m.send(["SET", k, v]), close: () => m.close() };
+    return {
+      get: (k) => m.send(["GET", k]),
+      set: (k, v) => m.send(["SET", k, v]),
+      close: () => m.close(),
+    };
   }
   if (name === "ours") {
     const c = await connect(url);
-    return { get: (k) => c.send(["GET", k]), set: (k, v) => c.send(["SET", k, v]), close: () => void c.close() };
+    return {
+      get: (k) => c.send(["GET", k]),
+      set: (k, v) => c.send(["SET", k, v]),
+      close: () => void c.close(),
+    };
   }
-  const { RedisClient } = (await import("bun" as string)) as { RedisClient: new (u: string) => BunRedis };
+  const { RedisClient } = (await import("bun" as string)) as {
+    RedisClient: new (u: string) => BunRedis;
+  };
   const c = new RedisClient(url);
   await c.connect();
-  return { get: (k) => c.get(k), set: (k, v) => c.set(k, v), close: () => c.close() };
+  return {
+    get: (k) => c.get(k),
+    set: (k, v) => c.set(k, v),
+    close: () => c.close(),
+  };
 }
 
 const KEYS = Array.from({ length: 1000 }, (_, i) => `bench:get:${i}`);
 const VALUE = "v".repeat(64);
 
-async function lanes(n: number, ms: number, op: (i: number) => Promise<unknown>): Promise<number> {
+async function lanes(
+  n: number,
+  ms: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
   const end = performance.now() + ms;
   let done = 0;
   let next = 0;
@@ -169,23 +195,36 @@ async function batches(ms: number, set: Set): Promise<number> {
   return done;
 }
 
-const url = process.argv[2] ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6399";
+const url = process.argv[2] ?? process.env.REDIS_URL ??
+  "redis://127.0.0.1:6399";
 const ms = Number(process.env.MS ?? 1000);
 const reps = Number(process.env.REPS ?? 3);
 const names = (process.env.CLIENTS ?? "mini/net,mini/bun,ours,bun").split(",");
-const scenarios: [string, (c: Awaited<ReturnType<typeof open>>, ms: number) => Promise<number>][] = [
+const scenarios: [
+  string,
+  (c: Awaited<ReturnType<typeof open>>, ms: number) => Promise<number>,
+][] = [
   ["get-seq", (c, t) => lanes(1, t, (i) => c.get(KEYS[i % 1000]!))],
   ["get-100", (c, t) => lanes(100, t, (i) => c.get(KEYS[i % 1000]!))],
   ["set-batch", (c, t) => batches(t, c.set)],
 ];
 const only = process.env.SCENARIOS?.split(",");
-if (only !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter(([name]) => only.includes(name)));
+if (only !== undefined) {
+  scenarios.splice(
+    0,
+    scenarios.length,
+    ...scenarios.filter(([name]) => only.includes(name)),
+  );
+}
 const seed = await connect(url);
 await Promise.all(KEYS.map((k) => seed.send(["SET", k, VALUE])));
 await seed.close();
 const clients = await Promise.all(names.map((n) => open(n, url)));
 for (const [scenario, run] of scenarios) {
-  const results = new Map<string, { ops: number[]; user: number[]; system: number[] }>();
+  const results = new Map<
+    string,
+    { ops: number[]; user: number[]; system: number[] }
+  >();
   for (let rep = 0; rep < reps; rep++) {
     for (let i = 0; i < names.length; i++) {
       await run(clients[i]!, 200);

@@ -63,8 +63,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     const verdict = core.verdict(entry);
     const key = item.keys.data;
     if (verdict.kind !== "miss" && entry !== undefined) {
-      if (near) core.rec.mark("near-hit", key);
-      core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      core.rec.served(key, verdict.kind === "stale", near);
       core.supersede(key);
       values.set(key, entry.value);
       if (verdict.kind === "stale") stale.push(item);

@@ -77,6 +77,11 @@ export class ServerClock {
     return local + estimate.offset;
   }
 
+  /** Whether the clock of the server that holds `key` was measured (a read may judge without waiting). */
+  known(key: string): boolean {
+    return this.#nodeFor === undefined ? this.#single !== undefined : this.#estimates.has(this.#node(key));
+  }
+
   /** Measure the clock of the server that holds `key`, unless it was already. */
   sync(key: string): Promise<void> {
     const node = this.#node(key);

@@ -20,6 +20,7 @@
  *
  * @module
  */
+import type { StoredEntry } from "../types.ts";
 
 /** What a stored envelope says. */
 export interface Envelope {
@@ -133,6 +134,10 @@ function refuse(raw: Uint8Array | string): never {
  * @throws {Error} describing why it is not an envelope this version reads.
  */
 export function decodeEnvelope(raw: Uint8Array | string): Envelope {
+  if (typeof raw === "string") {
+    const { value, size: _, ...fields } = decodeText(raw, asIs);
+    return { ...fields, payload: fields.negative ? "" : value as string };
+  }
   if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== TWO || codeAt(raw, 3) !== SEMI) refuse(raw);
   const kind = codeAt(raw, 4);
   if ((kind !== V && kind !== N) || codeAt(raw, 5) !== SEMI) refuse(raw);
@@ -162,8 +167,8 @@ export function decodeEnvelope(raw: Uint8Array | string): Envelope {
     tagVersions = versions;
   }
   const negative = kind === N;
-  // A view, not a copy: the codec decodes (text) or keeps (bytes) it once.
-  const payload = typeof raw === "string" ? raw.slice(fieldEnd) : raw.subarray(fieldEnd);
+  // A view, not a copy: the codec keeps it as is.
+  const payload = raw.subarray(fieldEnd);
   if (negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
   return {
     negative,
@@ -177,5 +182,112 @@ export function decodeEnvelope(raw: Uint8Array | string): Envelope {
     tags,
     tagVersions,
     payload,
+  };
+}
+
+/** The decimal field at `start` of text (1 to 15 digits, then ";"): its value, and its end in `fieldEnd`; or -1. */
+function digits(raw: string, start: number): number {
+  let value = 0;
+  let i = start;
+  const max = start + 15;
+  for (; i <= max; i++) {
+    const c = raw.charCodeAt(i);
+    // NaN past the end fails both comparisons: the loop stops there too.
+    if (!(c >= ZERO && c <= NINE)) break;
+    value = value * 10 + (c - ZERO);
+  }
+  if (i === start || i > max || raw.charCodeAt(i) !== SEMI) return -1;
+  fieldEnd = i + 1;
+  return value;
+}
+
+/** The text field at `start` up to the next ";" (at most 4096 characters): its end, or -1. */
+function semicolon(raw: string, start: number): number {
+  const end = raw.indexOf(";", start);
+  return end < 0 || end > start + 4096 ? -1 : end;
+}
+
+const asIs = (payload: string) => payload;
+
+/**
+ * Parse a stored value straight into the entry a reader keeps, its payload
+ * decoded by `decodePayload` (not called for a not-found marker): one object
+ * per read, no intermediate envelope.
+ *
+ * @throws {Error} describing why it is not an envelope this version reads, or what `decodePayload` threw.
+ */
+export function decodeStored(
+  raw: Uint8Array | string,
+  decodePayload: (payload: Uint8Array | string) => unknown,
+): StoredEntry {
+  // Text is what every text codec's hit reads: its own path, one character
+  // access per header byte and no dispatch on the type in the loops.
+  if (typeof raw === "string") return decodeText(raw, decodePayload);
+  const e = decodeEnvelope(raw);
+  return {
+    value: e.negative ? undefined : decodePayload(e.payload),
+    negative: e.negative,
+    publishedAt: e.publishedAt,
+    freshMs: e.freshMs,
+    staleMs: e.staleMs,
+    ifErrorMs: e.ifErrorMs,
+    loadMs: e.loadMs,
+    id: e.id,
+    epoch: e.epoch,
+    tags: e.tags,
+    tagVersions: e.tagVersions,
+    size: raw.length,
+  };
+}
+
+// decodeEnvelope for text: the same rules, read with charCodeAt and indexOf.
+function decodeText(raw: string, decodePayload: (payload: string) => unknown): StoredEntry {
+  if (
+    raw.charCodeAt(0) !== H || raw.charCodeAt(1) !== L || raw.charCodeAt(2) !== TWO || raw.charCodeAt(3) !== SEMI
+  ) refuse(raw);
+  const kind = raw.charCodeAt(4);
+  if ((kind !== V && kind !== N) || raw.charCodeAt(5) !== SEMI) refuse(raw);
+  const publishedAt = digits(raw, PUBLISHED_AT_OFFSET);
+  if (publishedAt < 0 || fieldEnd !== PUBLISHED_AT_OFFSET + 14) refuse(raw);
+  const freshMs = digits(raw, fieldEnd);
+  const staleMs = freshMs < 0 ? -1 : digits(raw, fieldEnd);
+  const ifErrorMs = staleMs < 0 ? -1 : digits(raw, fieldEnd);
+  const loadMs = ifErrorMs < 0 ? -1 : digits(raw, fieldEnd);
+  if (loadMs < 0) refuse(raw);
+  const idStart = fieldEnd;
+  const idEnd = semicolon(raw, idStart);
+  const epochEnd = idEnd < 0 ? -1 : semicolon(raw, idEnd + 1);
+  const tagsEnd = epochEnd < 0 ? -1 : semicolon(raw, epochEnd + 1);
+  if (tagsEnd < 0 || idEnd === idStart) refuse(raw);
+  let tags = NONE;
+  let tagVersions = NONE;
+  if (tagsEnd > epochEnd + 1) {
+    const names: string[] = [];
+    const versions: string[] = [];
+    for (const pair of raw.slice(epochEnd + 1, tagsEnd).split(",")) {
+      const eq = pair.indexOf("=");
+      if (eq <= 0) refuse(raw);
+      names.push(decodeURIComponent(pair.slice(0, eq)));
+      versions.push(pair.slice(eq + 1));
+    }
+    tags = names;
+    tagVersions = versions;
+  }
+  const negative = kind === N;
+  if (negative && tagsEnd + 1 !== raw.length) throw new Error("a not-found marker carries a payload");
+  return {
+    // A view, not a copy, that the codec decodes once.
+    value: negative ? undefined : decodePayload(raw.slice(tagsEnd + 1)),
+    negative,
+    publishedAt,
+    freshMs,
+    staleMs,
+    ifErrorMs,
+    loadMs,
+    id: raw.slice(idStart, idEnd),
+    epoch: raw.slice(idEnd + 1, epochEnd),
+    tags,
+    tagVersions,
+    size: raw.length,
   };
 }

@@ -11,6 +11,7 @@
  */
 import { NEVER, race } from "../../resp/_abort.ts";
 import { func, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import type { Reply } from "../../resp/types.ts";
 import type { CacheStats, Entry, FillRequest, Identity, Keys, Loader, Strategy } from "../types.ts";
 import { getChannel, traced } from "../../resp/_tracing.ts";
 import { getMany } from "./batch.ts";
@@ -111,33 +112,64 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   #untracedGet(identity: Identity, loader: Loader<T>, options: GetOptions | undefined): Promise<T> {
-    // The hot path: a call without options whose entry the near tier holds
-    // is answered without an await, a closure or an allocation of its own.
-    if (options === undefined && this.#core.local !== undefined && this.#closing === undefined) {
+    const core = this.#core;
+    if (options === undefined && this.#closing === undefined && typeof loader === "function") {
       let keys: Keys;
       try {
-        keys = this.#core.keys(identity);
+        keys = core.keys(identity);
       } catch (error) {
         return Promise.reject(error);
       }
-      const hit = this.#nearHit(keys, identity, loader as Loader<unknown>);
-      if (hit !== NO_HIT) return Promise.resolve(hit as T);
+      // The hot path: a call without options whose entry the near tier holds
+      // is answered without an await, a closure or an allocation of its own.
+      if (core.local !== undefined) {
+        const hit = this.#nearHit(keys, identity, loader as Loader<unknown>);
+        if (hit !== NO_HIT) return Promise.resolve(hit as T);
+      }
+      // The next hottest: one GET, and a hit judged in the continuation of
+      // its reply, with one async frame between the caller and the client.
+      // (Only while tracking is on: until then the slow path waits for it.)
+      if (core.reader.direct(keys.data)) {
+        return this.#getDirect(keys, identity, loader as Loader<unknown>) as Promise<T>;
+      }
     }
     return this.#getSlow(identity, loader, options);
+  }
+
+  async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>): Promise<unknown> {
+    const reader = this.#core.reader;
+    const key = keys.data;
+    this.#active++;
+    try {
+      const marker = reader.begin(key);
+      let raw: Reply | undefined;
+      try {
+        raw = await reader.fetch(key);
+      } catch (error) {
+        raw = reader.failed(key, marker, error);
+      }
+      const settled = raw === undefined ? undefined : reader.settle(key, raw, marker);
+      const entry = settled instanceof Promise ? await settled : settled;
+      const out = this.#serve(keys, identity, loader, DEFAULT_CALL(this.#core.ttlMs), NEVER, entry, false);
+      // A hit's value is returned as is: an await of it would cost one more turn.
+      return out instanceof Promise ? await out : out;
+    } finally {
+      if (--this.#active === 0) this.#idle?.();
+    }
   }
 
   // A judged near entry that needs no load: its value (a refresh it calls
   // for starts in the background), or NO_HIT to take the general path.
   #nearHit(keys: Keys, identity: Identity, loader: Loader<unknown>): unknown {
     const core = this.#core;
-    if (typeof loader !== "function" || core.ready() !== undefined) return NO_HIT;
+    // Tracking down (or not yet on): the slow path waits for it or retries it.
+    if (!core.tracker.active) return NO_HIT;
     const entry = core.reader.near(keys.data);
     if (entry === undefined) return NO_HIT;
     const verdict = core.verdict(entry);
     if (verdict.kind === "miss") return NO_HIT;
     const key = keys.data;
-    core.rec.mark("near-hit", key);
-    core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+    core.rec.served(key, verdict.kind === "stale", true);
     core.supersede(key);
     if (verdict.kind !== "hit") {
       this.#refresh(keys, identity, loader, DEFAULT_CALL(core.ttlMs), entry, verdict.kind === "refresh");
@@ -181,15 +213,29 @@ class PipelineCache<T> implements Cache<T> {
     signal: AbortSignal,
   ): Promise<unknown> {
     const core = this.#core;
-    const key = keys.data;
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
     const read = await core.reader.read(keys, signal);
-    const entry = read.entry;
+    const out = this.#serve(keys, identity, loader, call, signal, read.entry, read.near);
+    return out instanceof Promise ? await out : out;
+  }
+
+  // A read entry judged: its value when servable (a refresh it calls for
+  // starts in the background), else the fill's promise.
+  #serve(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: { ttlMs: number; tags: readonly string[] },
+    signal: AbortSignal,
+    entry: Entry | undefined,
+    near: boolean,
+  ): unknown {
+    const core = this.#core;
+    const key = keys.data;
     const verdict = core.verdict(entry);
     if (verdict.kind !== "miss" && entry !== undefined) {
-      if (read.near) core.rec.mark("near-hit", key);
-      core.rec.mark(verdict.kind === "stale" ? "stale" : "hit", key);
+      core.rec.served(key, verdict.kind === "stale", near);
       core.supersede(key);
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#closing === undefined) {
@@ -198,6 +244,28 @@ class PipelineCache<T> implements Cache<T> {
       return entry.value;
     }
     core.rec.mark("miss", key);
+    return this.#fill(
+      keys,
+      identity,
+      loader,
+      call,
+      signal,
+      entry,
+      verdict.kind === "miss" ? verdict.fallback : undefined,
+    );
+  }
+
+  async #fill(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: { ttlMs: number; tags: readonly string[] },
+    signal: AbortSignal,
+    entry: Entry | undefined,
+    fallback: Entry | undefined,
+  ): Promise<unknown> {
+    const core = this.#core;
+    const key = keys.data;
     const req = this.#request(keys, identity, loader, call, { signal, background: false, seen: entry });
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
@@ -208,7 +276,6 @@ class PipelineCache<T> implements Cache<T> {
       // publishing for the others, tracked so close() waits for it.
       return (await race(core.background.track(core.chain(req)), signal)).value;
     } catch (error) {
-      const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
       // A caller who cancelled wants no answer; a caller whose deadline ran
       // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
       const cancelled = signal.aborted && !isDeadline(signal.reason);

@@ -14,8 +14,8 @@ import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
 import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
 import type { ServerClock } from "./clock.ts";
-import { decodeEnvelope } from "./envelope.ts";
-import type { Tracker } from "./tracking.ts";
+import { decodeStored } from "./envelope.ts";
+import type { Marker, Tracker } from "./tracking.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
@@ -109,6 +109,84 @@ export class Reader {
     return entry === undefined ? undefined : { extra: undefined, entry, near: true };
   }
 
+  /**
+   * Whether a plain read of `key` may take the short path now: its server's
+   * clock is measured and the versions are tracked (no epoch GET rides along).
+   */
+  direct(key: string): boolean {
+    const c = this.#c;
+    return c.tracker.active && c.clock.known(key);
+  }
+
+  /** The marker of a short-path read of `key` (only a near tier keeps reads). */
+  begin(key: string): Marker | undefined {
+    return this.#c.local === undefined ? undefined : this.#c.tracker.begin(key);
+  }
+
+  /** The short path's one command: the stored form of `key`, or null. */
+  fetch(key: string): Promise<Reply> {
+    const c = this.#c;
+    return c.redis.send(["GET", key], c.codec.binary ? this.#plainBytes : this.#plain);
+  }
+
+  /**
+   * What a short-path read whose GET failed reads as: a key of another type
+   * is a miss; anything else is thrown.
+   */
+  failed(key: string, marker: Marker | undefined, error: unknown): undefined {
+    this.#c.tracker.end(marker);
+    if (!isRedisReplyError(error) || error.code !== "WRONGTYPE") throw error;
+    this.#c.emit({ type: "decode-error", key, error });
+    return undefined;
+  }
+
+  /**
+   * The entry a short-path read's reply holds, judged now: without an await
+   * when the versions it was written under are known (a hit pays no further
+   * promise), else a promise of it.
+   */
+  settle(key: string, raw: Reply, marker: Marker | undefined): Entry | undefined | Promise<Entry | undefined> {
+    const stored = raw === null ? undefined : this.#decode(key, raw);
+    if (stored === undefined) {
+      this.#c.tracker.end(marker);
+      return undefined;
+    }
+    const known = this.#c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
+    // A MOVED may have sent the GET to a node whose clock is not measured yet.
+    return known === undefined || (known && !this.#c.clock.known(key))
+      ? this.#settleLater(key, stored, marker, known)
+      : this.#keep(key, stored, known, marker);
+  }
+
+  async #settleLater(
+    key: string,
+    stored: StoredEntry,
+    marker: Marker | undefined,
+    known: boolean | undefined,
+  ): Promise<Entry | undefined> {
+    const versions = this.#c.versions;
+    let current: boolean;
+    try {
+      current = known ??
+        await versions.current(stored.epoch, await versions.epoch(), stored.tags, stored.tagVersions);
+      if (current && !this.#c.clock.known(key)) await this.#c.clock.sync(key);
+    } catch (error) {
+      this.#c.tracker.end(marker);
+      throw error;
+    }
+    return this.#keep(key, stored, current, marker);
+  }
+
+  // Judge a decoded entry and offer it to the near tier if no invalidation
+  // overtook its read.
+  #keep(key: string, stored: StoredEntry, current: boolean, marker: Marker | undefined): Entry | undefined {
+    const entry = current ? this.judge(key, stored) : undefined;
+    if (this.#c.tracker.end(marker) && entry !== undefined) {
+      this.#c.local!.set(key, stored, this.#c.now() + entry.pttl);
+    }
+    return entry;
+  }
+
   async #remote(keys: Keys, signal: AbortSignal | undefined, extra: readonly Arg[] | undefined): Promise<Read> {
     const c = this.#c;
     const key = keys.data;
@@ -165,11 +243,7 @@ export class Reader {
       c.tracker.end(marker);
       throw error;
     }
-    const entry = current ? this.judge(key, stored) : undefined;
-    if (c.tracker.end(marker) && entry !== undefined) {
-      c.local!.set(key, stored, c.now() + entry.pttl);
-    }
-    return { extra: x, entry, near: false };
+    return { extra: x, entry: this.#keep(key, stored, current, marker), near: false };
   }
 
   #decode(key: string, raw: Reply): StoredEntry | undefined {
@@ -181,21 +255,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      const envelope = decodeEnvelope(own);
-      return {
-        value: envelope.negative ? undefined : this.#c.codec.decode(envelope.payload),
-        negative: envelope.negative,
-        publishedAt: envelope.publishedAt,
-        freshMs: envelope.freshMs,
-        staleMs: envelope.staleMs,
-        ifErrorMs: envelope.ifErrorMs,
-        loadMs: envelope.loadMs,
-        id: envelope.id,
-        epoch: envelope.epoch,
-        tags: envelope.tags,
-        tagVersions: envelope.tagVersions,
-        size: own.length,
-      };
+      return decodeStored(own, this.#c.codec.decode);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.

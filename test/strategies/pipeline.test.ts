@@ -193,6 +193,24 @@ Pipeline("empty strings, 0, false and null are hits, not misses", async () => {
   await cache.close();
 });
 
+Pipeline(
+  "a data key of another type (another writer's hash) is a miss counted in decodeErrors, then overwritten",
+  async () => {
+    // Without lease(): its re-check after winning would read (and count) the hash once more.
+    const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, coalesce());
+    const o = origin(() => "fresh");
+    // Tracking on and the server clock measured: later gets read with their one GET.
+    assert.is(await cache.get("warm-up", o.load), "fresh");
+    await db.other.send(["HSET", cache.keys("typed").data, "field", "value"]);
+    assert.is(await cache.get("typed", o.load), "fresh");
+    assert.is(cache.stats().decodeErrors, 1);
+    assert.is(await cache.get("typed", o.load), "fresh");
+    assert.is(o.calls, 2, "the hash was replaced by the load's publish, then hit");
+    assert.is(cache.stats().hits, 1);
+    await cache.close();
+  },
+);
+
 Pipeline("a client clock an hour off behaves exactly like a correct one", async () => {
   const namespace = db.ns();
   const build = (offset: number) =>

@@ -1,0 +1,138 @@
+/**
+ * The hit path in instructions, for A/B on a machine too noisy for
+ * wall-clock: a fixed number of hits, run under callgrind, whose instruction
+ * count repeats within a fraction of a percent whatever the load. Variants:
+ *
+ *   raw        `client.send(["GET", key])` then JSON.parse (what a hit costs at least)
+ *   rawt       the same with `{ timeoutMs: 1000 }` (as the pipeline sends its GET)
+ *   full       a remote hit through the bench's full pipeline
+ *              (swr, xfetch, coalesce, lease, jitter, limit; RESP3)
+ *   near       a near hit: near() in front of the same pipeline
+ *
+ * each sequential (`1`) or with 100 in flight (`100`), over the bench's 1,000
+ * keys of ~120-byte JSON values. Per-hit cost is the difference of two runs
+ * (N2 - N1 hits) divided by N2 - N1, so start-up and the JIT's first
+ * compilations cancel out. Bundle once, then run against any redis-server:
+ *
+ *   bench/node_modules/.bin/esbuild --bundle --platform=node --format=esm \
+ *     bench/experiments/hit-path.ts --outfile=bench/.out/hit-path.mjs
+ *   redis-server --port 6401 --save "" --appendonly no &
+ *   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file=/dev/null \
+ *     node bench/.out/hit-path.mjs redis://127.0.0.1:6401 full 100 20000 2>&1 | grep refs
+ *
+ * Without valgrind it prints hits per second (meaningful on a quiet machine only).
+ *
+ * @module
+ */
+import process from "node:process";
+import { connect } from "../../resp/mod.ts";
+import { coalesce, jitter, lease, limit, near, pipeline, swr, xfetch } from "../../mod.ts";
+
+const [
+  url = "redis://127.0.0.1:6379",
+  variant = "full",
+  inFlightText = "100",
+  countText = "20000",
+] = process.argv
+  .slice(2);
+const inFlight = Number(inFlightText);
+const count = Number(countText);
+const KEYS = 1_000;
+if (
+  !["raw", "rawt", "full", "near"].includes(variant) || !(inFlight >= 1) ||
+  !(count >= 0)
+) {
+  throw new Error(
+    "usage: hit-path.mjs <url> <raw|rawt|full|near> <in flight> <hits>",
+  );
+}
+
+function value(i: number) {
+  const n = String(i).padStart(6, "0");
+  return {
+    id: i,
+    sku: `SKU-${n}`,
+    name: `item ${n}`,
+    price: 1000 + (i % 9000),
+    stock: i % 97,
+    tags: ["bench", "hot"],
+    pad: "x".repeat(24),
+  };
+}
+
+// Generous timeouts: under valgrind a reply can take longer than the default second.
+const redis = await connect({ url, resp: 3, commandTimeoutMs: 60_000 });
+const ids = Array.from({ length: KEYS }, (_, i) => `item:${i}`);
+const values = ids.map((_, i) => value(i));
+let loads = 0;
+const loaders = values.map((v) => () => {
+  loads++;
+  return v;
+});
+let get: (i: number) => Promise<unknown>;
+let close = () => Promise.resolve();
+if (variant === "raw" || variant === "rawt") {
+  const keys = ids.map((id) => `hitpath:raw:${id}`);
+  const options = variant === "raw" ? undefined : { timeoutMs: 1000 };
+  for (let i = 0; i < KEYS; i++) {
+    await redis.send([
+      "SET",
+      keys[i]!,
+      JSON.stringify(values[i]),
+      "PX",
+      600_000,
+    ]);
+  }
+  get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!], options)) as string);
+} else {
+  const layers = [
+    swr({ staleMs: 60_000 }),
+    xfetch(),
+    coalesce(),
+    lease(),
+    jitter({ spreadMs: 1_000 }),
+    limit({ concurrency: 64 }),
+  ];
+  const cache = pipeline(
+    {
+      redis,
+      ttlMs: 600_000,
+      commandTimeoutMs: 60_000,
+      namespace: `hitpath:${variant}`,
+    },
+    ...(variant === "near" ? [near(), ...layers] : layers),
+  );
+  await cache.clear();
+  get = (i) => cache.get(ids[i % KEYS]!, loaders[i % KEYS]!);
+  close = () => cache.close();
+  for (let i = 0; i < KEYS; i++) await get(i);
+  // A second pass: what a remote read brings in is what a near hit serves.
+  for (let i = 0; i < KEYS; i++) await get(i);
+  const stats = cache.stats();
+  if (variant === "near" && stats.nearEntries !== KEYS) {
+    throw new Error(`near tier holds ${stats.nearEntries} entries`);
+  }
+}
+
+const filled = loads;
+const started = performance.now();
+let next = 0;
+async function lane() {
+  while (next < count) {
+    const i = next++;
+    const got = (await get(i)) as { id: number };
+    if (got.id !== i % KEYS) {
+      throw new Error(`hit ${i} returned ${JSON.stringify(got)}`);
+    }
+  }
+}
+await Promise.all(Array.from({ length: inFlight }, lane));
+const ms = performance.now() - started;
+if (loads !== filled) {
+  throw new Error(`${loads - filled} loads while measuring hits`);
+}
+await close();
+await redis.close();
+console.log(
+  `${variant} ${inFlight} in flight: ${count} hits in ${ms.toFixed(0)} ms (${(count / ms * 1000).toFixed(0)}/s)`,
+);
