@@ -126,7 +126,9 @@ export class Reader {
   /** The short path's one command: the stored form of `key`, or null. */
   fetch(key: string): Promise<Reply> {
     const c = this.#c;
-    return c.redis.send(["GET", key], c.codec.binary ? this.#plainBytes : this.#plain);
+    const reply = c.redis.send(["GET", key], c.codec.binary ? this.#plainBytes : this.#plain);
+    c.versions.prefetchEpoch();
+    return reply;
   }
 
   /**
@@ -203,7 +205,10 @@ export class Reader {
       !c.codec.binary ? options : options === this.#plain ? this.#plainBytes : { ...options, buffers: true },
     );
     // Without tracking the epoch is not known between reads: it rides along.
+    // With it, an epoch not known now (just started, just invalidated) is
+    // read beside the GET rather than after it.
     const epoch = c.tracker.active ? undefined : c.redis.send(["GET", c.versions.epochKey], options);
+    if (epoch === undefined) c.versions.prefetchEpoch();
     let x: Reply | undefined;
     let raw: Reply;
     let epochNow: Reply | undefined;

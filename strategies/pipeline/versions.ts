@@ -56,6 +56,8 @@ export class Versions implements TrackingConsumer {
   readonly #c: VersionsContext;
   /** Known current tokens by key; only while tracked. */
   readonly #known = new Map<string, string>();
+  /** Token reads in flight by key. */
+  readonly #reading = new Map<string, Promise<string>>();
   readonly epochKey: string;
   readonly #tagPrefix: string;
 
@@ -84,14 +86,25 @@ export class Versions implements TrackingConsumer {
   /** The current epoch, read (and created when missing) unless it is known. */
   epoch(): Promise<string> {
     const known = this.#known.get(this.epochKey);
-    return known === undefined ? this.#current(this.epochKey) : Promise.resolve(known);
+    return known === undefined ? this.#read(this.epochKey) : Promise.resolve(known);
+  }
+
+  /**
+   * Start reading the epoch if it is not known, so a read that finds its
+   * entry missing or needs the epoch to judge it does not pay one more
+   * round trip for it: sent now, it travels with the read's own GET.
+   */
+  prefetchEpoch(): void {
+    if (this.#known.has(this.epochKey) || this.#reading.has(this.epochKey)) return;
+    // A failure reaches whoever awaits the epoch; the prefetch itself ignores it.
+    this.#read(this.epochKey).catch(() => {});
   }
 
   /** The current versions of `tags`, in order, read (and created when missing) unless known. */
   async tagVersions(tags: readonly string[]): Promise<string[]> {
     return await Promise.all(tags.map((tag) => {
       const key = this.#tagPrefix + tag;
-      return this.#known.get(key) ?? this.#current(key);
+      return this.#known.get(key) ?? this.#read(key);
     }));
   }
 
@@ -153,6 +166,16 @@ export class Versions implements TrackingConsumer {
 
   reset(): void {
     this.#known.clear();
+  }
+
+  // Concurrent readers of a token share one read.
+  #read(key: string): Promise<string> {
+    let reading = this.#reading.get(key);
+    if (reading === undefined) {
+      reading = this.#current(key).finally(() => this.#reading.delete(key));
+      this.#reading.set(key, reading);
+    }
+    return reading;
   }
 
   // Read a token, creating it when missing. SET NX then GET leave in one

@@ -75,7 +75,10 @@ Limit("a queued load starts when a slot frees within queueMs, in arrival order",
     return "a";
   });
   await until(() => strategy.active === 1);
+  // Each joins the queue before the next starts: arrival order is the call
+  // order, whatever the reads before the queue cost each of them.
   const second = cache.get("b", () => (order.push("b"), "b"));
+  await until(() => strategy.queued === 1);
   const third = cache.get("c", () => (order.push("c"), "c"));
   await until(() => strategy.queued === 2);
   hold.resolve();

@@ -7,7 +7,8 @@ import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { origin } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import { deferred, until } from "../../support/wait.ts";
+import { startProxy } from "../../support/proxy.ts";
 
 let resp2: RedisClient;
 
@@ -143,6 +144,42 @@ Tags("invalidateTags() validates its argument", async () => {
   );
   await cache.invalidateTags([]);
   await cache.close();
+});
+
+Tags("an epoch not known when a read starts is read beside the read's GET, not one round trip after it", async () => {
+  const proxy = await startProxy(db.server.port);
+  const via = await db.client({ url: proxy.url, resp: 3 });
+  try {
+    const namespace = db.ns();
+    const cache = pipeline({ redis: via, ttlMs: 60_000, namespace });
+    const o = origin((call) => `v${call}`);
+    // Tracking on, the server clock measured, the epoch created and known.
+    assert.is(await cache.get("warm", o.load), "v1");
+    const epochKey = `${namespace}:epoch`;
+    const epoch = String(await db.redis.send(["GET", epochKey]));
+    // Another client rewrites the epoch with the same token: entries stay
+    // current, but the cache no longer knows the epoch once told.
+    const told = deferred();
+    const stop = await via.track({
+      invalidate: (keys) => keys.includes(epochKey) && told.resolve(),
+      reset: () => {},
+    });
+    await db.redis.send(["SET", epochKey, epoch]);
+    await told.promise;
+    proxy.holdReplies();
+    const got = cache.get("cold", o.load);
+    got.catch(() => {}); // awaited below; a failure must not go unhandled meanwhile
+    // Both replies arrive while the first is still held: the epoch's GET was
+    // sent with the data key's, before any reply could have prompted it.
+    await until(() => proxy.heldText().includes("_\r\n") && proxy.heldText().includes(epoch));
+    proxy.releaseReplies();
+    assert.is(await got, "v2");
+    stop();
+    await cache.close();
+  } finally {
+    via.destroy();
+    await proxy.close();
+  }
 });
 
 Tags.run();
