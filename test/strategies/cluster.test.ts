@@ -47,10 +47,11 @@ function caches<T>(
   onEvent: (e: CacheEvent) => void,
   make: () => Strategy[],
   ttlMs = 10_000,
+  commandTimeoutMs = 1000,
 ): [Cache<T>, Cache<T>] {
   return [
-    pipeline<T>({ redis: ctx.a, ttlMs, namespace, onEvent }, ...make()),
-    pipeline<T>({ redis: ctx.b, ttlMs, namespace, onEvent }, ...make()),
+    pipeline<T>({ redis: ctx.a, ttlMs, namespace, onEvent, commandTimeoutMs }, ...make()),
+    pipeline<T>({ redis: ctx.b, ttlMs, namespace, onEvent, commandTimeoutMs }, ...make()),
   ];
 }
 
@@ -240,7 +241,16 @@ Failover(
   async (ctx) => {
     const ev = events();
     // A short TTL keeps keys expiring, so loads (and lease races) go on throughout.
-    const [one, two] = caches<string>(ctx, ns(), ev.onEvent, () => [lease({ leaseMs: 5000, waitMs: 5000 })], 50);
+    // Commands outlast a failover that a busy machine slows to seconds: the
+    // bound below is about callers failing over, not about the box's speed.
+    const [one, two] = caches<string>(
+      ctx,
+      ns(),
+      ev.onEvent,
+      () => [lease({ leaseMs: 5000, waitMs: 5000 })],
+      50,
+      4000,
+    );
     const ids = spread(ctx.cluster, one as Cache<unknown>, 4);
     let loads = 0;
     const unleased: string[] = [];
