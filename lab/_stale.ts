@@ -41,6 +41,8 @@ export interface Accounting {
   stale: number;
   /** For each stale read, how long after that newer version's acknowledgement it started, ns. */
   staleAfterAckNs: number[];
+  /** When each stale read started, ns since the base, sorted (for the chart). */
+  staleAtNs: number[];
   /**
    * Per write and reader process: from the write's acknowledgement to the end
    * of the process's first read that returned that version or a newer one,
@@ -76,7 +78,7 @@ export function account(writes: readonly Write[], processes: readonly (readonly 
     for (let i = top; i >= 0; i--) a[i] = Math.min(a[i]!, a[i + 1]!);
     above.set(key, a);
   }
-  const out: Accounting = { reads: 0, stale: 0, staleAfterAckNs: [], lagNs: [], unseen: 0 };
+  const out: Accounting = { reads: 0, stale: 0, staleAfterAckNs: [], staleAtNs: [], lagNs: [], unseen: 0 };
   for (const reads of processes) {
     out.reads += reads.length;
     for (const r of reads) {
@@ -87,6 +89,7 @@ export function account(writes: readonly Write[], processes: readonly (readonly 
       if (ack < r.startNs) {
         out.stale++;
         out.staleAfterAckNs.push(r.startNs - ack);
+        out.staleAtNs.push(r.startNs);
       }
     }
     // Lag: per key, reads by end time with the highest version returned so far (never
@@ -115,6 +118,7 @@ export function account(writes: readonly Write[], processes: readonly (readonly 
   }
   out.lagNs.sort((a, b) => a - b);
   out.staleAfterAckNs.sort((a, b) => a - b);
+  out.staleAtNs.sort((a, b) => a - b);
   return out;
 }
 

@@ -32,9 +32,10 @@ import { failingOrigin } from "./scenarios/failing-origin.ts";
 import { flush } from "./scenarios/flush.ts";
 import { hotKey } from "./scenarios/hot-key.ts";
 import { manyKeys } from "./scenarios/many-keys.ts";
+import { nearCache } from "./scenarios/near.ts";
 import { slowOrigin } from "./scenarios/slow-origin.ts";
 
-const SCENARIOS: Scenario[] = [coldBurst, hotKey, manyKeys, slowOrigin, failingOrigin, flush];
+const SCENARIOS: Scenario[] = [coldBurst, hotKey, manyKeys, slowOrigin, failingOrigin, flush, nearCache];
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 const { values: flags } = parseArgs({
@@ -58,7 +59,7 @@ if (unknown.length > 0) {
   process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.id).join(", ")}\n`);
   process.exit(2);
 }
-// n: the scenario's number among all six (it names its chart); the progress line counts the chosen ones.
+// n: the scenario's number among all of them (it names its chart); the progress line counts the chosen ones.
 const chosen = SCENARIOS.map((s, i) => ({ s, n: i + 1 })).filter(({ s }) => only === undefined || only.includes(s.id));
 
 // Ctrl-C runs the exit hooks, which kill the disposable redis-server.
@@ -115,7 +116,7 @@ for (const [k, { s, n }] of chosen.entries()) {
     const embed = flags.md === undefined ? "" : relative(dirname(flags.md), file);
     print(
       `chart: ${relative(process.cwd(), file)} (${took})`,
-      `![${s.title}: origin calls over time](${embed}) (${took})`,
+      `![${s.title}: ${result.seriesLabel ?? "origin calls"} over time](${embed}) (${took})`,
     );
   } catch (error) {
     crashes.push(`${s.id}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

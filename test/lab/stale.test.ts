@@ -27,6 +27,7 @@ Account("account() counts a read stale only when it started after a newer versio
   assert.is(a.reads, 7);
   assert.is(a.stale, 2);
   assert.equal(a.staleAfterAckNs, [1, 1500]);
+  assert.equal(a.staleAtNs, [1001, 2500]);
 });
 
 Account("account() keeps keys apart and sums reader processes", () => {
