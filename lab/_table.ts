@@ -91,6 +91,13 @@ export function formatScenario(index: number, s: ScenarioResult): string {
     if (r.dropped > 0) {
       notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
     }
+    if ((r.coherence?.unseen ?? 0) > 0) {
+      notes.push(
+        `${r.set}: ${
+          count(r.coherence!.unseen)
+        } of the writes x readers were never read by that reader (rewritten first, or the run ended): no lag for them`,
+      );
+    }
     if (r.originErrors > 0) notes.push(`${r.set}: ${count(r.originErrors)} origin calls failed`);
     for (const e of r.errorSamples) notes.push(`${r.set}: ${e.length > 160 ? `${e.slice(0, 157)}...` : e}`);
   }

@@ -38,7 +38,7 @@ import type { LabContext, RowResult, Scenario, ScenarioResult } from "../_types.
 const WORKER = fileURLToPath(new URL("../_near_worker.ts", import.meta.url));
 const READERS = 4;
 const ROWS = [
-  { set: "coalesce, lease (remote)", strategies: "coalesce, lease", withNear: false },
+  { set: "coalesce, lease", strategies: "coalesce, lease", withNear: false },
   { set: "+ near", strategies: "near, coalesce, lease", withNear: true },
 ] as const;
 
@@ -194,9 +194,9 @@ export const nearCache: Scenario = {
       id: this.id,
       title: this.title,
       setup:
-        `${keys} hot keys, 1 writer process rewriting them round-robin (\`set()\`, one every ${writeEveryMs} ms) while ${READERS} reader processes x ${loops} loops (each pausing ${pauseMs} ms between reads) read them for ${
+        `${keys} hot keys; 1 writer process rewrites them round-robin with set() (pausing ${writeEveryMs} ms between writes) while ${READERS} reader processes x ${loops} loops (pausing ${pauseMs} ms between reads) read them for ${
           durationMs / 1000
-        } s (RESP3 clients), stale reads counted exactly on one monotonic clock`,
+        } s, remote (coalesce, lease), then with near() in front; RESP3 clients; stale reads counted exactly on one monotonic clock`,
       origin: "origin: a Redis key per hot key that the writer updates before each set(), read on a miss",
       bucketMs,
       durationMs,
