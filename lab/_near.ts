@@ -48,6 +48,8 @@ export interface ReaderReport {
   loads: number;
   /** Most origin calls in flight at once in this process. */
   peak: number;
+  /** This process's event-loop delay during the run, ms: how long a push could wait to be read. */
+  loopDelay: { p99: number; max: number };
   stats: CacheStats;
 }
 

@@ -18,6 +18,7 @@
  * @module
  */
 import { writeFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import process from "node:process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -110,11 +111,14 @@ async function read(
     errorSamples: [],
     loads: 0,
     peak: 0,
+    loopDelay: { p99: 0, max: 0 },
     stats: before,
   };
+  const delay = monitorEventLoopDelay({ resolution: 5 });
   const samples = new Map<string, string>();
   const released = await go();
   const until = released + BigInt(cmd.durationMs * 1e6);
+  delay.enable();
   let next = 0;
   const loop = async () => {
     while (n < MAX_READS) {
@@ -141,6 +145,7 @@ async function read(
     }
   };
   await Promise.all(Array.from({ length: cmd.loops }, loop));
+  delay.disable();
   // nearEntries is a gauge (close() empties the tier): keep its value at the end of the run.
   const entries = cache.stats().nearEntries;
   await cache.close();
@@ -153,6 +158,7 @@ async function read(
     reads: n,
     loads: loads - warmLoads,
     peak,
+    loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 },
     stats: after,
     errorSamples: [...samples.values()],
   };

@@ -61,8 +61,9 @@ const READINGS: Record<string, Reading> = {
     }%, read p50 ${fine(remote.latency.p50)} to ${fine(near.latency.p50)} ms); origin calls stay ` +
       `${n(remote.originCalls)} and ${n(near.originCalls)}, since set() keeps every key stored. What it costs: ` +
       `stale reads (${n(r.staleReads)} remote, ${n(c.staleReads)} of ${n(near.requests)} through near()), ` +
-      `each started at most ${fine(c.staleWindowMs)} ms after the newer version's set() was acknowledged: ` +
-      "the one hop an invalidation travels from Redis to a reader, longer when a reader waits for a CPU. " +
+      `starting ${fine(c.staleAfterAck.p50)} ms (p50), ${fine(c.staleAfterAck.p99)} ms (p99), at most ` +
+      `${fine(c.staleAfterAck.max)} ms after the newer version's set() was acknowledged: the one hop an ` +
+      "invalidation travels from Redis to a reader, longer while a reader waits for a CPU. " +
       `Coherence lag (acknowledged write to a reader's first read of it, re-read included) p50/p99: ` +
       `${fine(r.lag.p50)}/${fine(r.lag.p99)} ms remote, ${fine(c.lag.p50)}/${fine(c.lag.p99)} ms near.`;
   },

@@ -91,6 +91,14 @@ export function formatScenario(index: number, s: ScenarioResult): string {
     if (r.dropped > 0) {
       notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
     }
+    if (r.coherence !== undefined) {
+      const d = r.coherence.readerLoopDelay;
+      notes.push(
+        `${r.set}: event-loop delay of the reader processes: p99 ${ms(d.p99)} ms, max ${
+          ms(d.max)
+        } ms (a push waits that long to be read: stale windows and lags above it are the machine)`,
+      );
+    }
     if ((r.coherence?.unseen ?? 0) > 0) {
       notes.push(
         `${r.set}: ${

@@ -45,8 +45,10 @@ export interface CoherenceReadings {
   writes: number;
   /** Reads that returned a version older than one acknowledged before they started (exact). */
   staleReads: number;
-  /** The latest a stale read started after the newer version's acknowledgement, ms (0: none). */
-  staleWindowMs: number;
+  /** How long after the newer version's acknowledgement each stale read started, ms (zeros: none). */
+  staleAfterAck: { p50: number; p99: number; max: number };
+  /** Event-loop delay of the reader processes during the run, ms (the worst p99 and max among them). */
+  readerLoopDelay: { p99: number; max: number };
   /** Reads served by the near tier (stats().nearHits), and their share of all reads. */
   nearHits: number;
   nearHitRatio: number;

@@ -162,7 +162,15 @@ export const nearCache: Scenario = {
           coherence: {
             writes: writes.length,
             staleReads: a.stale,
-            staleWindowMs: quantile(a.staleAfterAckNs, 1) / 1e6,
+            staleAfterAck: {
+              p50: quantile(a.staleAfterAckNs, 0.5) / 1e6,
+              p99: quantile(a.staleAfterAckNs, 0.99) / 1e6,
+              max: quantile(a.staleAfterAckNs, 1) / 1e6,
+            },
+            readerLoopDelay: {
+              p99: Math.max(...readers.map((r) => r.loopDelay.p99)),
+              max: Math.max(...readers.map((r) => r.loopDelay.max)),
+            },
             nearHits: stats.nearHits,
             nearHitRatio: a.reads === 0 ? 0 : stats.nearHits / a.reads,
             lag: { p50: quantile(lagMs, 0.5), p99: quantile(lagMs, 0.99), max: quantile(lagMs, 1) },
