@@ -126,16 +126,16 @@ export const nearCache: Scenario = {
           clearInterval(ticker);
         }
         ctx.progress(`${this.title}: ${row.set}, counting stale reads`);
-        const writes: Write[] = writer!.writes.map(([key, version, sentNs, ackNs]) => ({
+        if (writer === undefined) throw new Error(`${label}: no report from the writer`);
+        const writes: Write[] = writer.writes.map(([key, version, sentNs, ackNs]) => ({
           key,
           version,
           sentNs,
           ackNs,
         }));
-        const a = account(writes, readers.map((r) => readsOf(join(dir, `reader-${r.id}.bin`))));
-        const latencies = Float64Array.from(
-          readers.flatMap((r) => readsOf(join(dir, `reader-${r.id}.bin`)).map((x) => (x.endNs - x.startNs) / 1e6)),
-        );
+        const logs = readers.map((r) => readsOf(join(dir, `reader-${r.id}.bin`)));
+        const a = account(writes, logs);
+        const latencies = Float64Array.from(logs.flat(), (x) => (x.endNs - x.startNs) / 1e6);
         const series = new Array<number>(Math.ceil(durationMs / bucketMs)).fill(0);
         for (const t of a.staleAtNs) {
           series[Math.min(series.length - 1, Math.max(0, Math.floor((t - goNs) / 1e6 / bucketMs)))]!++;
@@ -158,7 +158,7 @@ export const nearCache: Scenario = {
           dropped: 0,
           series,
           stats,
-          errorSamples: [...new Set([...readers.flatMap((r) => r.errorSamples), ...writer!.errors])],
+          errorSamples: [...new Set([...readers.flatMap((r) => r.errorSamples), ...writer.errors])],
           coherence: {
             writes: writes.length,
             staleReads: a.stale,
@@ -180,7 +180,7 @@ export const nearCache: Scenario = {
         rows.push(result);
         problems.push(...checkRow(this.title, result, 0, result.requests));
         if (writes.length === 0) problems.push(`${at(row.set)}: the writer acknowledged no write`);
-        if (writer!.errors.length > 0) problems.push(`${at(row.set)}: ${writer!.errors.length} writes failed`);
+        if (writer.errors.length > 0) problems.push(`${at(row.set)}: ${writer.errors.length} writes failed`);
         // A remote read's GET reaches Redis after the acknowledged write did: it cannot return the older value.
         if (!row.withNear && a.stale > 0) {
           problems.push(`${at(row.set)}: ${a.stale} remote reads returned a version Redis had already replaced`);
