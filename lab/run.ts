@@ -5,7 +5,7 @@
  * one SVG chart per scenario (and JSON or Markdown on request).
  *
  * Flags:
- *   --quick          a short run (under 20 s; CI runs it)
+ *   --quick          a short run (about 20 s on 2 shared cores; CI runs it)
  *   --json <file>    write every result, time series included
  *   --md <file>      write the printed report to a file too
  *   --out <dir>      where the charts go (default lab/out)
@@ -64,7 +64,7 @@ const chosen = SCENARIOS.map((s, i) => ({ s, n: i + 1 })).filter(({ s }) => only
 
 // Ctrl-C runs the exit hooks, which kill the disposable redis-server.
 process.on("SIGINT", () => process.exit(130));
-// A safety net, far above the budgets (90 s full, 20 s quick): CI must never hang on the lab.
+// A safety net, far above the budgets (90 s full, 25 s quick): CI must never hang on the lab.
 const watchdog = setTimeout(() => {
   process.stderr.write("\nlab: exceeded its time limit; stopping\n");
   process.exit(1);
