@@ -51,6 +51,22 @@ const READINGS: Record<string, Reading> = {
     `pipeline) and with it the tail latency (p99 ${ms(none.latency.p99)} to ${ms(full.latency.p99)} ms): nothing ` +
     "stale survives a flush, lease makes it one load per key, and limit caps loads in flight, refusing the excess " +
     `fast with OverloadedError (the errors column: ${n(full.errors)}).`,
+  "near-cache": (remote, near) => {
+    const r = remote.coherence;
+    const c = near.coherence;
+    if (r === undefined || c === undefined) return "";
+    const fine = (x: number) => (x < 1 ? x.toFixed(2) : ms(x));
+    return `What improves: reads served from memory, without a round trip (near hits ${
+      (c.nearHitRatio * 100).toFixed(1)
+    }%, read p50 ${fine(remote.latency.p50)} to ${fine(near.latency.p50)} ms); origin calls stay ` +
+      `${n(remote.originCalls)} and ${n(near.originCalls)}, since set() keeps every key stored. What it costs: ` +
+      `stale reads (${n(r.staleReads)} remote, ${n(c.staleReads)} of ${n(near.requests)} through near()), ` +
+      `starting ${fine(c.staleAfterAck.p50)} ms (p50), ${fine(c.staleAfterAck.p99)} ms (p99), at most ` +
+      `${fine(c.staleAfterAck.max)} ms after the newer version's set() was acknowledged: the one hop an ` +
+      "invalidation travels from Redis to a reader, longer while a reader waits for a CPU. " +
+      `Coherence lag (acknowledged write to a reader's first read of it, re-read included) p50/p99: ` +
+      `${fine(r.lag.p50)}/${fine(r.lag.p99)} ms remote, ${fine(c.lag.p50)}/${fine(c.lag.p99)} ms near.`;
+  },
 };
 
 /** The sentence under a scenario's table, or undefined for a scenario without one. */
@@ -58,5 +74,5 @@ export function reading(id: string, rows: readonly RowResult[]): string | undefi
   const first = rows[0];
   const last = rows[rows.length - 1];
   if (first === undefined || last === undefined || rows.length < 2) return undefined;
-  return READINGS[id]?.(first, last, rows);
+  return READINGS[id]?.(first, last, rows) || undefined;
 }

@@ -48,9 +48,14 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   // log10(1 + v): 0 stays on the baseline, 1 call is visible, 1,000 fits.
   const scale = (v: number) => (Math.log10(1 + v) / Math.log10(1 + peak)) * (PANEL - 4);
   const x = (ms: number) => LEFT + (ms / spanMs) * PLOT;
+  const what = s.seriesLabel ?? "origin calls";
   const header = [
     ...wrap(s.setup),
-    ...wrap(`${s.origin}. Bars: origin calls started per ${s.bucketMs} ms (log scale, shared).`),
+    ...wrap(
+      `${s.origin}. Bars: ${what}${
+        s.seriesLabel === undefined ? " started" : ""
+      } per ${s.bucketMs} ms (log scale, shared).`,
+    ),
   ];
   const TOP = HEAD + (header.length - 2) * 16;
   const bottom = TOP + s.rows.length * (PANEL + GAP);
@@ -58,9 +63,7 @@ export function chartSvg(index: number, s: ScenarioResult): string {
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT} font-size="11">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="12" y="22" font-size="15" font-weight="600">${
-      esc(`${index}. ${s.title}: origin calls over time`)
-    }</text>`,
+    `<text x="12" y="22" font-size="15" font-weight="600">${esc(`${index}. ${s.title}: ${what} over time`)}</text>`,
     ...header.map((line, i) => `<text x="12" y="${40 + i * 16}" fill="#444">${esc(line)}</text>`),
   ];
   for (const m of s.marks) {
@@ -108,13 +111,13 @@ export function chartSvg(index: number, s: ScenarioResult): string {
         `<rect x="${(LEFT + b * bw).toFixed(1)}" y="${(base - h).toFixed(1)}" width="${
           Math.max(1, bw - 0.5).toFixed(1)
         }" height="${h.toFixed(1)}" fill="${color}"><title>${
-          esc(`${r.set}: ${v} calls at ${num((b * s.bucketMs) / 1000)} s`)
+          esc(`${r.set}: ${v} ${what} at ${num((b * s.bucketMs) / 1000)} s`)
         }</title></rect>`,
       );
     });
-    const side = `${r.originCalls.toLocaleString("en-US")} call${
-      r.originCalls === 1 ? "" : "s"
-    }, peak ${r.peakConcurrent}`;
+    const side = r.coherence !== undefined
+      ? `${r.coherence.staleReads.toLocaleString("en-US")} stale of ${r.requests.toLocaleString("en-US")} reads`
+      : `${r.originCalls.toLocaleString("en-US")} call${r.originCalls === 1 ? "" : "s"}, peak ${r.peakConcurrent}`;
     const fail = r.errors + r.timeouts > 0
       ? `${(r.errors + r.timeouts).toLocaleString("en-US")} failed`
       : r.stale > 0

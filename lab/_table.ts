@@ -21,6 +21,22 @@ const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
   { title: "timeouts", cell: (r) => count(r.timeouts) },
 ];
 
+// The near-cache scenario's table: the common counts, then what a near tier buys and costs.
+const COHERENCE_COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
+  { title: "strategies", cell: (r) => r.set },
+  { title: "reads", cell: (r) => count(r.requests) },
+  { title: "near hits", cell: (r) => `${((r.coherence?.nearHitRatio ?? 0) * 100).toFixed(1)}%` },
+  { title: "writes", cell: (r) => count(r.coherence?.writes ?? 0) },
+  { title: "stale reads", cell: (r) => count(r.coherence?.staleReads ?? 0) },
+  { title: "origin calls", cell: (r) => count(r.originCalls) },
+  { title: "lag p50 ms", cell: (r) => fine(r.coherence?.lag.p50 ?? 0) },
+  { title: "lag p99 ms", cell: (r) => fine(r.coherence?.lag.p99 ?? 0) },
+  { title: "lag max ms", cell: (r) => fine(r.coherence?.lag.max ?? 0) },
+  { title: "read p50 ms", cell: (r) => fine(r.latency.p50) },
+  { title: "read p99 ms", cell: (r) => fine(r.latency.p99) },
+  { title: "errors", cell: (r) => count(r.errors + r.timeouts) },
+];
+
 // Above this event-loop delay the lab measures its own starvation, not the cache.
 const STARVED_MS = 100;
 
@@ -32,10 +48,16 @@ function ms(n: number): string {
   return n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
 }
 
+// Sub-millisecond figures (a near hit, a loopback lag) need two decimals to differ at all.
+function fine(n: number): string {
+  return n < 1 ? n.toFixed(2) : ms(n);
+}
+
 /** The scenario's section: heading, setup, origin label, table, and what needs a word (drops, error kinds). */
 export function formatScenario(index: number, s: ScenarioResult): string {
-  const cells = s.rows.map((r) => COLUMNS.map((c) => c.cell(r)));
-  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
+  const columns = s.rows.length > 0 && s.rows.every((r) => r.coherence !== undefined) ? COHERENCE_COLUMNS : COLUMNS;
+  const cells = s.rows.map((r) => columns.map((c) => c.cell(r)));
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
   // The first column is text (left-aligned), the others are numbers (right-aligned).
   const pad = (text: string, i: number) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!));
   const line = (texts: string[]) => `| ${texts.map(pad).join(" | ")} |`;
@@ -45,7 +67,7 @@ export function formatScenario(index: number, s: ScenarioResult): string {
     "",
     `${s.setup}. ${s.origin}.`,
     "",
-    line(COLUMNS.map((c) => c.title)),
+    line(columns.map((c) => c.title)),
     rule,
     ...cells.map(line),
   ];
@@ -68,6 +90,21 @@ export function formatScenario(index: number, s: ScenarioResult): string {
   for (const r of s.rows) {
     if (r.dropped > 0) {
       notes.push(`${r.set}: ${count(r.dropped)} requests dropped by the generator (too many outstanding)`);
+    }
+    if (r.coherence !== undefined) {
+      const d = r.coherence.readerLoopDelay;
+      notes.push(
+        `${r.set}: event-loop delay of the reader processes: p99 ${ms(d.p99)} ms, max ${
+          ms(d.max)
+        } ms (a push waits that long to be read: stale windows and lags above it are the machine)`,
+      );
+    }
+    if ((r.coherence?.unseen ?? 0) > 0) {
+      notes.push(
+        `${r.set}: ${
+          count(r.coherence!.unseen)
+        } of the writes x readers were never read by that reader (rewritten first, or the run ended): no lag for them`,
+      );
     }
     if (r.originErrors > 0) notes.push(`${r.set}: ${count(r.originErrors)} origin calls failed`);
     for (const e of r.errorSamples) notes.push(`${r.set}: ${e.length > 160 ? `${e.slice(0, 157)}...` : e}`);

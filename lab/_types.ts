@@ -35,6 +35,27 @@ export interface RowResult {
   stats: CacheStats;
   /** One message per kind of error callers saw. */
   errorSamples: string[];
+  /** The near-cache scenario's readings (absent elsewhere); `series` then counts stale reads. */
+  coherence?: CoherenceReadings;
+}
+
+/** What the near-cache scenario measures per row, beyond the common columns. */
+export interface CoherenceReadings {
+  /** Acknowledged `set()`s by the writer. */
+  writes: number;
+  /** Reads that returned a version older than one acknowledged before they started (exact). */
+  staleReads: number;
+  /** How long after the newer version's acknowledgement each stale read started, ms (zeros: none). */
+  staleAfterAck: { p50: number; p99: number; max: number };
+  /** Event-loop delay of the reader processes during the run, ms (the worst p99 and max among them). */
+  readerLoopDelay: { p99: number; max: number };
+  /** Reads served by the near tier (stats().nearHits), and their share of all reads. */
+  nearHits: number;
+  nearHitRatio: number;
+  /** From a write's acknowledgement to a reader process's first read of it (or newer), ms, per write and process. */
+  lag: { p50: number; p99: number; max: number };
+  /** (write, process) pairs whose version the process never read (it was rewritten first, or the run ended). */
+  unseen: number;
 }
 
 /** A vertical mark or a shaded span on the chart (an expiry, a FLUSHALL, an outage). */
@@ -61,6 +82,8 @@ export interface ScenarioResult {
   loopDelay?: { p99: number; max: number };
   /** Invariant violations: impossible counts that make the lab exit non-zero. */
   problems: string[];
+  /** What the chart's bars count per bucket. @default {"origin calls"} */
+  seriesLabel?: string;
 }
 
 /** What a scenario is given by the runner. */

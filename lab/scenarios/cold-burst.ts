@@ -11,10 +11,9 @@
  *
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import process from "node:process";
-import { connect, type RedisClient } from "../../resp/mod.ts";
+import { connect } from "../../resp/mod.ts";
+import { pop, startWorkers } from "../_children.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "../_burst.ts";
 import { addStats, checkRow } from "../_checks.ts";
 import { describeRow, layerSettings, rowLabel, ROWS } from "../_layers.ts";
@@ -23,39 +22,6 @@ import type { LabContext, RowResult, Scenario, ScenarioResult } from "../_types.
 
 const WORKER = fileURLToPath(new URL("../_worker.ts", import.meta.url));
 const BUCKET_MS = 10;
-
-/** Pop one element of `key`, or fail naming what did not arrive. */
-async function pop(redis: RedisClient, key: string, seconds: number, what: string): Promise<string> {
-  const popped = (await redis.send(["BLPOP", key, seconds])) as [string, string] | null;
-  if (popped === null) throw new Error(`cold burst: ${what} did not arrive within ${seconds} s`);
-  return popped[1];
-}
-
-/** Start the workers; rejects as soon as one exits early (with its stderr). */
-function startWorkers(url: string, count: number, pools: number) {
-  const children: ChildProcess[] = [];
-  let failed: (error: Error) => void = () => {};
-  const failure = new Promise<never>((_, reject) => (failed = reject));
-  failure.catch(() => {}); // Observed through race() below; never unhandled.
-  for (let i = 0; i < count; i++) {
-    // The parent's own --import tsx (process.execArgv) runs the worker's TypeScript too.
-    const child = spawn(process.execPath, [...process.execArgv, WORKER, url, String(i), String(pools)], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr?.on("data", (d) => (stderr = (stderr + d).slice(-2000)));
-    child.on("exit", (code) => {
-      if (code !== 0) failed(new Error(`cold burst: worker ${i} exited with ${code}: ${stderr}`));
-    });
-    children.push(child);
-  }
-  return {
-    race: <T>(p: Promise<T>): Promise<T> => Promise.race([p, failure]),
-    kill: () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")),
-    exited: () =>
-      Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r))))),
-  };
-}
 
 export const coldBurst: Scenario = {
   id: "cold-burst",
@@ -68,12 +34,14 @@ export const coldBurst: Scenario = {
     const layers = layerSettings(10_000, { waitMs: 3000 });
     const durationMs = 300;
     const control = await connect({ url: ctx.url });
-    const workers = startWorkers(ctx.url, processes, pools);
+    const workers = startWorkers("cold burst", WORKER, processes, (i) => [ctx.url, String(i), String(pools)]);
     const rows: RowResult[] = [];
     const problems: string[] = [];
     try {
       ctx.progress(`${this.title}: starting ${processes} worker processes`);
-      for (let i = 0; i < processes; i++) await workers.race(pop(control, "lab-burst:hello", 30, "a worker's hello"));
+      for (let i = 0; i < processes; i++) {
+        await workers.race(pop(control, "lab-burst:hello", 30, "cold burst: a worker's hello"));
+      }
       for (let row = 0; row < ROWS; row++) {
         ctx.progress(`${this.title}: ${rowLabel(row)}`);
         const namespace = `lab-burst-r${row}`;
@@ -88,12 +56,16 @@ export const coldBurst: Scenario = {
           timeoutMs: 3000,
         };
         for (let i = 0; i < processes; i++) await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify(cmd)]);
-        for (let i = 0; i < processes; i++) await workers.race(pop(control, k.ready, 20, "a worker's ready"));
+        for (let i = 0; i < processes; i++) {
+          await workers.race(pop(control, k.ready, 20, "cold burst: a worker's ready"));
+        }
         // One RPUSH of one token per worker: every blocked BLPOP is served by this single command.
         await control.send(["RPUSH", k.go, ...Array.from({ length: processes }, (_, i) => String(i))]);
         const reports: BurstReport[] = [];
         for (let i = 0; i < processes; i++) {
-          reports.push(JSON.parse(await workers.race(pop(control, k.result, 20, "a worker's report"))) as BurstReport);
+          reports.push(
+            JSON.parse(await workers.race(pop(control, k.result, 20, "cold burst: a worker's report"))) as BurstReport,
+          );
         }
         const [calls, peak] = (await control.send(["MGET", k.calls, k.peak])) as (string | null)[];
         const series = new Array<number>(Math.ceil(durationMs / BUCKET_MS)).fill(0);
