@@ -26,11 +26,20 @@
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
 
-const [url = "redis://127.0.0.1:6379", scenario = "get100", countText = "20000"] = process.argv.slice(2);
+const [
+  url = "redis://127.0.0.1:6379",
+  scenario = "get100",
+  countText = "20000",
+] = process.argv.slice(2);
 const count = Number(countText);
 const KEYS = 1_000;
-if (!["get100", "getseq", "set1000", "eval100"].includes(scenario) || !(count >= 0)) {
-  throw new Error("usage: client-path.mjs <url> <get100|getseq|set1000|eval100> <operations>");
+if (
+  !["get100", "getseq", "set1000", "eval100"].includes(scenario) ||
+  !(count >= 0)
+) {
+  throw new Error(
+    "usage: client-path.mjs <url> <get100|getseq|set1000|eval100> <operations>",
+  );
 }
 
 // No command timeout, as in `npm run bench` (a timeout adds a deadline heap push and removal per command).
@@ -38,21 +47,34 @@ const redis = await connect({ url });
 const keys = Array.from({ length: KEYS }, (_, i) => `clientpath:${i}`);
 const value = "v".repeat(64);
 for (let i = 0; i < KEYS; i++) await redis.send(["SET", keys[i]!, value]);
-const sha = (await redis.send(["SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"])) as string;
+const sha = (await redis.send([
+  "SCRIPT",
+  "LOAD",
+  "return redis.call('GET', KEYS[1])",
+])) as string;
 
 function check(got: unknown, i: number) {
-  if (got !== value) throw new Error(`operation ${i} returned ${JSON.stringify(got)}`);
+  if (got !== value) {
+    throw new Error(`operation ${i} returned ${JSON.stringify(got)}`);
+  }
 }
 
+const writesBefore = redis.writes;
 const started = performance.now();
 let next = 0;
 if (scenario === "getseq") {
-  for (let i = 0; i < count; i++) check(await redis.send(["GET", keys[i % KEYS]!]), i);
+  for (let i = 0; i < count; i++) {
+    check(await redis.send(["GET", keys[i % KEYS]!]), i);
+  }
 } else if (scenario === "set1000") {
   for (let done = 0; done < count; done += 1000) {
     const batch: Promise<unknown>[] = [];
-    for (let i = 0; i < 1000; i++) batch.push(redis.send(["SET", keys[i]!, value]));
-    for (const reply of await Promise.all(batch)) if (reply !== "OK") throw new Error(`SET returned ${reply}`);
+    for (let i = 0; i < 1000; i++) {
+      batch.push(redis.send(["SET", keys[i]!, value]));
+    }
+    for (const reply of await Promise.all(batch)) {
+      if (reply !== "OK") throw new Error(`SET returned ${reply}`);
+    }
   }
 } else {
   const evalsha = scenario === "eval100";
@@ -66,5 +88,12 @@ if (scenario === "getseq") {
   await Promise.all(Array.from({ length: 100 }, lane));
 }
 const ms = performance.now() - started;
+// Commands per socket write: how replies happened to be chunked, which moves
+// the 100-in-flight instruction counts by a few percent from run to run.
+const perWrite = count / Math.max(1, redis.writes - writesBefore);
 await redis.close();
-console.log(`${scenario}: ${count} operations in ${ms.toFixed(0)} ms (${(count / ms * 1000).toFixed(0)}/s)`);
+console.log(
+  `${scenario}: ${count} operations in ${ms.toFixed(0)} ms (${
+    (count / ms * 1000).toFixed(0)
+  }/s, ${perWrite.toFixed(1)} per write)`,
+);
