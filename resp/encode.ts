@@ -26,8 +26,9 @@ import { optionsObject, positiveInt } from "./_validate.ts";
  */
 export interface CommandWriterOptions {
   /**
-   * Bytes allocated up front, and again after {@linkcode CommandWriter.take}
-   * hands a large buffer over. The buffer doubles as needed.
+   * Bytes of each slab the writer encodes into: {@linkcode CommandWriter.take}
+   * hands out views of it, and a full slab is replaced by a new one (larger
+   * when one batch needs more).
    * @default {16384}
    */
   initialBytes?: number;
@@ -35,8 +36,6 @@ export interface CommandWriterOptions {
 
 /** Strings up to this many UTF-16 units are tried on the JS ASCII loop first. */
 const SHORT_STRING = 32;
-/** `take()` copies a batch this small into Node's shared pool instead of handing the buffer over. */
-const COPY_LIMIT = 4096;
 
 const DOLLAR = 36; // $
 const STAR = 42; // *
@@ -98,7 +97,9 @@ function describe(value: unknown): string {
 export class CommandWriter {
   // `#private` fields cost the same as plain properties in the hot path
   // (measured on Node 20, Bun and Deno).
+  /** The slab: bytes before `#start` were taken (views of them may still be in a socket's queue). */
   #buf: Buffer;
+  #start = 0;
   #len = 0;
   #initial: number;
 
@@ -121,7 +122,7 @@ export class CommandWriter {
 
   /** Bytes pushed and not yet taken. */
   get length(): number {
-    return this.#len;
+    return this.#len - this.#start;
   }
 
   /**
@@ -140,7 +141,8 @@ export class CommandWriter {
     // `*0\r\n` gets no reply from Redis: a pipelined client would wait for it
     // forever and hand later replies to the wrong callers.
     if (count === 0) throw new TypeError("Cannot encode command: it must have at least one argument");
-    const start = this.#len;
+    // Kept relative to `#start`, which moves with the bytes when `#ensure` changes slabs.
+    const keep = this.#len - this.#start;
     this.#ensure(16);
     this.#writeHeader(STAR, count);
     for (let i = 0; i < count; i++) {
@@ -148,13 +150,13 @@ export class CommandWriter {
       if (typeof arg === "string") this.#writeString(arg);
       else if (typeof arg === "number") {
         if (!Number.isFinite(arg)) {
-          this.#len = start;
+          this.#len = this.#start + keep;
           throw new TypeError(`Cannot encode command: argument ${i} must be a finite number, got ${arg}`);
         }
         this.#writeNumber(arg);
       } else if (arg instanceof Uint8Array) this.#writeBytes(arg);
       else {
-        this.#len = start;
+        this.#len = this.#start + keep;
         throw new TypeError(
           `Cannot encode command: argument ${i} must be a string, number or Uint8Array, got ${describe(arg)}`,
         );
@@ -170,30 +172,29 @@ export class CommandWriter {
    * @returns The encoded commands, possibly empty.
    */
   take(): Uint8Array {
-    const len = this.#len;
-    this.#len = 0;
-    if (len <= COPY_LIMIT) {
-      // Small batches: a copy into Node's pool is cheaper than a new buffer.
-      const out = Buffer.allocUnsafe(len);
-      this.#buf.copy(out, 0, 0, len);
-      return out;
-    }
-    // Large batches: hand the buffer itself over (no copy) and start afresh,
-    // which also drops capacity grown for one huge value.
-    const out = this.#buf.subarray(0, len);
-    this.#buf = Buffer.allocUnsafe(this.#initial);
+    // A view of the slab, no copy: later pushes only write past it, and a
+    // slab too full for the next command is replaced, never rewound.
+    const out = this.#buf.subarray(this.#start, this.#len);
+    this.#start = this.#len;
     return out;
   }
 
-  /** Makes room for `n` more bytes. */
+  /**
+   * Makes room for `n` more bytes. A full slab is left to the views taken
+   * from it; the bytes not yet taken move to the start of a new one, at
+   * least `initialBytes` and twice what they need (so a batch that keeps
+   * growing is copied O(1) times per byte, and a slab grown for one huge
+   * value is dropped with it).
+   */
   #ensure(n: number): void {
     const need = this.#len + n;
     if (need <= this.#buf.length) return;
-    let cap = this.#buf.length * 2;
-    if (cap < need) cap = need;
-    const next = Buffer.allocUnsafe(cap);
-    this.#buf.copy(next, 0, 0, this.#len);
+    const kept = this.#len - this.#start;
+    const next = Buffer.allocUnsafe(Math.max(this.#initial, (kept + n) * 2));
+    this.#buf.copy(next, 0, this.#start, this.#len);
     this.#buf = next;
+    this.#start = 0;
+    this.#len = kept;
   }
 
   /** Writes `<type><n>\r\n`; the caller ensured room (16 bytes covers any safe integer). */

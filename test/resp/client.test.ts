@@ -327,6 +327,26 @@ wire(
   },
 );
 
+test("replies spread over many socket reads decode intact though the client reads each into the same buffer", async ({ redis }) => {
+  // On node:net the client reads into one reused 64 KiB buffer (onread): a
+  // decoder that kept a view of a read across the next would see its bytes
+  // overwritten. 20,000 short replies (headers are a third of their bytes)
+  // and a 300,000-byte one put frame boundaries at many offsets of the reads.
+  const values = Array.from({ length: 31 }, (_, n) => "abcdefghijklmnopqrstuvwxyz01234".slice(31 - n));
+  values.push("0123456789".repeat(30_000));
+  await Promise.all(values.map((v, i) => redis.send(["SET", `reads:${i}`, v])));
+  for (let round = 0; round < 3; round++) {
+    const keys = Array.from(
+      { length: 20_000 },
+      (_, i) => (i === 7_000 * round ? values.length - 1 : (i * 7 + round) % 31),
+    );
+    const got = await Promise.all(keys.map((k) => redis.send(["GET", `reads:${k}`])));
+    for (let i = 0; i < keys.length; i++) {
+      if (got[i] !== values[keys[i]!]) assert.unreachable(`reply ${i} differs (round ${round})`);
+    }
+  }
+});
+
 test("reconnect backoff: capped exponential with jitter over the upper half", () => {
   const limits = { minMs: 50, maxMs: 2000 };
   assert.equal([0, 1, 2, 5, 6, 40].map((a) => reconnectDelay(a, limits, () => 0)), [25, 50, 100, 800, 1000, 1000]);

@@ -263,6 +263,26 @@ writer("a refused command leaves the commands before it intact", async () => {
   assert.is(text(w.take()), "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nc\r\n");
 });
 
+writer("a refused command that moved the untaken bytes to a new slab leaves them intact", async () => {
+  // Views of the slab are handed out by take(), so a command too big for the
+  // rest of it moves the bytes not yet taken to a new slab mid-command; the
+  // rollback after a bad argument must land where they moved.
+  const w = new CommandWriter({ initialBytes: 64 });
+  w.push(["GET", "a"]);
+  const taken = w.take();
+  w.push(["GET", "b"]);
+  const before = w.length;
+  await rejects(
+    () => w.push(["SET", "k", "x".repeat(5000), Symbol("no") as unknown as Arg]),
+    TypeError,
+    "Cannot encode command: argument 3 must be a string, number or Uint8Array, got symbol",
+  );
+  assert.is(w.length, before);
+  w.push(["GET", "c"]);
+  assert.is(text(w.take()), "*2\r\n$3\r\nGET\r\n$1\r\nb\r\n*2\r\n$3\r\nGET\r\n$1\r\nc\r\n");
+  assert.is(text(taken), "*2\r\n$3\r\nGET\r\n$1\r\na\r\n");
+});
+
 writer("take() hands out bytes that later pushes never overwrite, small or large", () => {
   const w = new CommandWriter({ initialBytes: 64 });
   for (const size of [10, 5000, 100000, 10]) {
