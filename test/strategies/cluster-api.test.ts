@@ -6,13 +6,14 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
+import type { ClusterClient } from "../../resp/cluster.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Strategy } from "../../strategies/types.ts";
 import type { RedisCluster } from "../support/redis-cluster.ts";
-import { sharedCluster } from "../support/fixture.ts";
+import { twoProcessCluster } from "../support/fixture.ts";
+import { spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
 interface Ctx {
@@ -23,17 +24,7 @@ interface Ctx {
 }
 
 const test = suite<Ctx>("the cache API on a cluster");
-const shared = sharedCluster({
-  prefix: "ca",
-  open: async (cluster) => ({
-    a: await connectCluster({ seeds: cluster.seeds, resp: 3 }),
-    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
-  }),
-  close({ a, b }) {
-    a.destroy();
-    b.destroy();
-  },
-});
+const shared = twoProcessCluster("ca");
 shared.use(test, { last: true });
 
 /** The same namespace through both clients. */
@@ -43,22 +34,6 @@ function caches(ctx: Ctx, make: () => Strategy[] = () => [lease()]): [Cache<stri
     pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, ...make()),
     pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace }, ...make()),
   ];
-}
-
-/** `perPrimary` identities whose data keys land on each primary. */
-function spread(cluster: RedisCluster, cache: Cache<string>, perPrimary: number): string[] {
-  const primaries = cluster.primaries();
-  const owner = (slot: number) => primaries.find((p) => p.slots.some(([lo, hi]) => slot >= lo && slot <= hi))!.port;
-  const count = new Map<number, number>();
-  const out: string[] = [];
-  for (let i = 0; out.length < perPrimary * primaries.length; i++) {
-    const id = `item-${i}`;
-    const port = owner(keySlot(cache.keys(id).data));
-    if ((count.get(port) ?? 0) >= perPrimary) continue;
-    count.set(port, (count.get(port) ?? 0) + 1);
-    out.push(id);
-  }
-  return out;
 }
 
 test("getMany reads keys on every primary, loads the misses in one call, then serves them all", async (ctx) => {

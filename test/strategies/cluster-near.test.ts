@@ -6,11 +6,11 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
+import { type ClusterClient, keySlot } from "../../resp/cluster.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { RedisCluster } from "../support/redis-cluster.ts";
-import { sharedCluster } from "../support/fixture.ts";
+import { twoProcessCluster } from "../support/fixture.ts";
 import { until } from "../support/wait.ts";
 
 interface Ctx {
@@ -22,17 +22,7 @@ interface Ctx {
 }
 
 const test = suite<Ctx>("near() on a cluster");
-const shared = sharedCluster({
-  prefix: "cn",
-  open: async (cluster) => ({
-    a: await connectCluster({ seeds: cluster.seeds, resp: 3 }),
-    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
-  }),
-  close({ a, b }) {
-    a.destroy();
-    b.destroy();
-  },
-});
+const shared = twoProcessCluster("cn");
 shared.use(test, { last: true });
 
 /** A reader with a near tier on `a` and a writer on `b`, in a fresh namespace. */

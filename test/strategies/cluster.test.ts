@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster.ts";
+import { type ClusterClient, keySlot } from "../../resp/cluster.ts";
 import { isConnectionError, isTimeoutError } from "../../resp/errors.ts";
 import type { CacheEvent, Strategy } from "../../strategies/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
@@ -16,8 +16,8 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
 import type { RedisCluster } from "../support/redis-cluster.ts";
-import { sharedCluster } from "../support/fixture.ts";
-import { events, origin } from "../support/strategies.ts";
+import { twoProcessCluster } from "../support/fixture.ts";
+import { events, origin, spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
 interface Ctx {
@@ -27,17 +27,7 @@ interface Ctx {
   b: ClusterClient;
 }
 
-const shared = sharedCluster({
-  prefix: "cc",
-  open: async (cluster) => ({
-    a: await connectCluster({ seeds: cluster.seeds, resp: 3, name: "herdless-cache-test" }),
-    b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
-  }),
-  close({ a, b }) {
-    a.destroy();
-    b.destroy();
-  },
-});
+const shared = twoProcessCluster("cc", "herdless-cache-test");
 const ns = shared.ns;
 
 /** The same cache in both "processes". */
@@ -53,22 +43,6 @@ function caches<T>(
     pipeline<T>({ redis: ctx.a, ttlMs, namespace, onEvent, commandTimeoutMs }, ...make()),
     pipeline<T>({ redis: ctx.b, ttlMs, namespace, onEvent, commandTimeoutMs }, ...make()),
   ];
-}
-
-/** `perPrimary` identities whose keys land on each primary. */
-function spread(cluster: RedisCluster, cache: Cache<unknown>, perPrimary: number): string[] {
-  const primaries = cluster.primaries();
-  const owner = (slot: number) => primaries.find((p) => p.slots.some(([lo, hi]) => slot >= lo && slot <= hi))!.port;
-  const count = new Map<number, number>();
-  const out: string[] = [];
-  for (let i = 0; out.length < perPrimary * primaries.length; i++) {
-    const id = `item-${i}`;
-    const port = owner(keySlot(cache.keys(id).data));
-    if ((count.get(port) ?? 0) >= perPrimary) continue;
-    count.set(port, (count.get(port) ?? 0) + 1);
-    out.push(id);
-  }
-  return out;
 }
 
 const Lease = suite<Ctx>("lease() on a cluster");

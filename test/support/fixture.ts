@@ -9,6 +9,7 @@
  */
 import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
+import { type ClusterClient, connectCluster } from "../../resp/cluster.ts";
 import type { ConnectOptions } from "../../resp/options.ts";
 import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis-cluster.ts";
 import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
@@ -188,4 +189,29 @@ export function sharedCluster<T extends object>(options: SharedClusterOptions<T>
     },
     ns: namer(options.prefix ?? "ns"),
   };
+}
+
+/** Two cluster clients standing for two processes: `a` on RESP3 (tracking, push), `b` on RESP2 (polling). */
+export interface TwoProcesses {
+  a: ClusterClient;
+  b: ClusterClient;
+}
+
+/**
+ * The cluster the strategy suites share: {@linkcode sharedCluster} with the
+ * clients of {@linkcode TwoProcesses}; `b` enters through the replicas' seeds,
+ * so the two learn the slot map from different nodes.
+ */
+export function twoProcessCluster(prefix: string, name?: string): SharedCluster<TwoProcesses> {
+  return sharedCluster<TwoProcesses>({
+    prefix,
+    open: async (cluster) => ({
+      a: await connectCluster({ seeds: cluster.seeds, resp: 3, ...(name === undefined ? {} : { name }) }),
+      b: await connectCluster({ seeds: cluster.seeds.slice(3), resp: 2 }),
+    }),
+    close({ a, b }) {
+      a.destroy();
+      b.destroy();
+    },
+  });
 }

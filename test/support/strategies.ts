@@ -4,11 +4,13 @@
  * and `plant()`, which stores an entry exactly as a publication would (for a
  * test that needs an entry of a given age without waiting for it to age).
  */
+import { keySlot } from "../../resp/cluster.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import { encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
 import { publish } from "../../strategies/pipeline/scripts.ts";
 import { token } from "../../strategies/pipeline/versions.ts";
 import type { CacheEvent, Identity, Keys } from "../../strategies/types.ts";
+import type { RedisCluster } from "./redis-cluster.ts";
 import { deferred } from "./wait.ts";
 
 /**
@@ -128,4 +130,20 @@ export async function plant(
     const then = Math.floor(Number(seconds) * 1000 + Number(micros) / 1000) - age;
     await redis.send(["SETRANGE", keys.data, 6, String(then).padStart(13, "0")]);
   }
+}
+
+/** `perPrimary` identities (`item-<i>`) whose data keys land on each primary of `cluster`. */
+export function spread(cluster: RedisCluster, cache: { keys(id: Identity): Keys }, perPrimary: number): string[] {
+  const primaries = cluster.primaries();
+  const owner = (slot: number) => primaries.find((p) => p.slots.some(([lo, hi]) => slot >= lo && slot <= hi))!.port;
+  const count = new Map<number, number>();
+  const out: string[] = [];
+  for (let i = 0; out.length < perPrimary * primaries.length; i++) {
+    const id = `item-${i}`;
+    const port = owner(keySlot(cache.keys(id).data));
+    if ((count.get(port) ?? 0) >= perPrimary) continue;
+    count.set(port, (count.get(port) ?? 0) + 1);
+    out.push(id);
+  }
+  return out;
 }
