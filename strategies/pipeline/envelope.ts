@@ -122,6 +122,22 @@ function text(raw: Uint8Array | string, start: number): string | undefined {
   return undefined;
 }
 
+const NO_TAGS = Object.freeze({ tags: NONE, tagVersions: NONE });
+
+// The `name=version` pairs of an envelope's tag field (names URI-encoded),
+// the same in the byte and the text envelope.
+function parseTags(field: string, raw: Uint8Array | string): { tags: string[]; tagVersions: string[] } {
+  const tags: string[] = [];
+  const tagVersions: string[] = [];
+  for (const pair of field.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) refuse(raw);
+    tags.push(decodeURIComponent(pair.slice(0, eq)));
+    tagVersions.push(pair.slice(eq + 1));
+  }
+  return { tags, tagVersions };
+}
+
 function refuse(raw: Uint8Array | string): never {
   const start = typeof raw === "string" ? raw.slice(0, 12) : String.fromCharCode(...raw.subarray(0, 12));
   throw new Error(`not a herdless envelope (starts with ${JSON.stringify(start)})`);
@@ -152,20 +168,7 @@ export function decodeEnvelope(raw: Uint8Array | string): Envelope {
   const epoch = id === undefined ? undefined : text(raw, fieldEnd);
   const tagText = epoch === undefined ? undefined : text(raw, fieldEnd);
   if (tagText === undefined || id === "") refuse(raw);
-  let tags = NONE;
-  let tagVersions = NONE;
-  if (tagText !== "") {
-    const names: string[] = [];
-    const versions: string[] = [];
-    for (const pair of tagText.split(",")) {
-      const eq = pair.indexOf("=");
-      if (eq <= 0) refuse(raw);
-      names.push(decodeURIComponent(pair.slice(0, eq)));
-      versions.push(pair.slice(eq + 1));
-    }
-    tags = names;
-    tagVersions = versions;
-  }
+  const { tags, tagVersions } = tagText === "" ? NO_TAGS : parseTags(tagText, raw);
   const negative = kind === N;
   // A view, not a copy: the codec keeps it as is.
   const payload = raw.subarray(fieldEnd);
@@ -259,20 +262,7 @@ function decodeText(raw: string, decodePayload: (payload: string) => unknown): S
   const epochEnd = idEnd < 0 ? -1 : semicolon(raw, idEnd + 1);
   const tagsEnd = epochEnd < 0 ? -1 : semicolon(raw, epochEnd + 1);
   if (tagsEnd < 0 || idEnd === idStart) refuse(raw);
-  let tags = NONE;
-  let tagVersions = NONE;
-  if (tagsEnd > epochEnd + 1) {
-    const names: string[] = [];
-    const versions: string[] = [];
-    for (const pair of raw.slice(epochEnd + 1, tagsEnd).split(",")) {
-      const eq = pair.indexOf("=");
-      if (eq <= 0) refuse(raw);
-      names.push(decodeURIComponent(pair.slice(0, eq)));
-      versions.push(pair.slice(eq + 1));
-    }
-    tags = names;
-    tagVersions = versions;
-  }
+  const { tags, tagVersions } = tagsEnd > epochEnd + 1 ? parseTags(raw.slice(epochEnd + 1, tagsEnd), raw) : NO_TAGS;
   const negative = kind === N;
   if (negative && tagsEnd + 1 !== raw.length) throw new Error("a not-found marker carries a payload");
   return {
