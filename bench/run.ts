@@ -31,6 +31,7 @@ import { type CacheName, CACHES, NEAR_CACHES, nearUnavailable } from "./caches.t
 import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
 import { pipelineUnavailable } from "./hit.ts";
 import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
+import { MATRIX, matrixMarkdown, seedMatrix } from "./matrix.ts";
 import { markdown, median, type Series, spread, targets } from "./report.ts";
 import {
   CACHE_EXTRAS,
@@ -62,6 +63,8 @@ interface Options {
   cache: CacheScenario[];
   coherence: boolean;
   memory: boolean;
+  /** The second method's rows (bench/matrix.ts); only when `--only` names `matrix`. */
+  matrix: boolean;
   /** Paced writes of the coherence measurement. */
   writes: number;
   /** Near entries of the memory measurement. */
@@ -85,6 +88,7 @@ function parseArgs(argv: readonly string[]): Options {
     cache: [...CACHE_SCENARIOS],
     coherence: true,
     memory: true,
+    matrix: false,
     writes: quick ? 1_000 : 10_000,
     entries: quick ? 10_000 : 100_000,
     bun: !argv.includes("--no-bun"),
@@ -114,7 +118,7 @@ function parseArgs(argv: readonly string[]): Options {
   o.entries = int("--entries", 1) ?? o.entries;
   const only = value("--only");
   if (only !== undefined) {
-    const known = [...Object.keys(GROUPS), ...SCENARIOS, ...CACHE_SCENARIOS, ...CACHE_EXTRAS];
+    const known = [...Object.keys(GROUPS), ...SCENARIOS, ...CACHE_SCENARIOS, ...CACHE_EXTRAS, "matrix"];
     const names = only.split(",").map((s) => s.trim()).flatMap((n) => GROUPS[n] ?? [n]);
     for (const n of names) {
       if (!known.includes(n)) {
@@ -125,6 +129,7 @@ function parseArgs(argv: readonly string[]): Options {
     o.cache = CACHE_SCENARIOS.filter((n) => names.includes(n));
     o.coherence = names.includes("coherence");
     o.memory = names.includes("memory");
+    o.matrix = names.includes("matrix");
   }
   return o;
 }
@@ -189,6 +194,8 @@ interface Job {
   runtime: "node" | "bun";
   task: WorkerTask;
   rep: number;
+  /** The series it adds to when not its scenario's: a matrix row's id. */
+  series?: string;
 }
 
 function plan(
@@ -225,6 +232,22 @@ function plan(
       if (o.bun && bun !== undefined) {
         for (const client of ["ours", "bun"] as const) {
           jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
+        }
+      }
+    }
+  }
+  // The second method: repetitions outermost, so each row's are spread over the run.
+  for (let rep = 1; o.matrix && rep <= o.reps; rep++) {
+    for (const cell of MATRIX) {
+      const task = { ...base, scenario: cell.scenario, shape: cell.shape };
+      if (o.node) {
+        for (const client of ["ours", "node-redis"] as const) {
+          jobs.push({ runtime: "node", rep, series: cell.id, task: { ...task, client } });
+        }
+      }
+      if (o.bun && bun !== undefined) {
+        for (const client of ["ours", "bun"] as const) {
+          jobs.push({ runtime: "bun", rep, series: cell.id, task: { ...task, client } });
         }
       }
     }
@@ -312,6 +335,7 @@ async function main(): Promise<void> {
     const seed = await connect(url);
     const info = String(await seed.send(["INFO", "server"]));
     await Promise.all(getKeys.map((k) => seed.send(["SET", k, VALUE])));
+    if (o.matrix) await seedMatrix(seed);
     await seed.close();
     const nearWhy = wantsCache ? await nearUnavailable(url) : undefined;
     if (nearWhy !== undefined) log(`near() not available: ${nearWhy}`);
@@ -350,13 +374,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
       const r = await runJob(job, o, bun);
-      let s = series.find((x) =>
-        x.runtime === job.runtime && x.scenario === job.task.scenario && x.client === job.task.client
-      );
+      const name = job.series ?? job.task.scenario;
+      let s = series.find((x) => x.runtime === job.runtime && x.scenario === name && x.client === job.task.client);
       if (s === undefined) {
         s = {
           runtime: job.runtime,
-          scenario: job.task.scenario,
+          scenario: name,
           client: job.task.client,
           opsPerSec: [],
           peakRssBytes: [],
@@ -381,7 +404,7 @@ async function main(): Promise<void> {
         : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${
           (r.peakRssBytes / 1048576).toFixed(1)
         } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
-      log(`[${i + 1}/${jobs.length}] ${job.task.scenario} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
+      log(`[${i + 1}/${jobs.length}] ${name} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
     }
     const { coherence, coherenceMethod } = await measureCoherence(o, url, nearWhy, log);
     const memory = await measureMemory(o, url, nearWhy, log);
@@ -415,6 +438,7 @@ async function main(): Promise<void> {
             series,
             pipelineLayers: layers,
             targets: targets(series, pipelineWhy, o.only),
+            matrix: o.matrix ? MATRIX : undefined,
             cache: { nearUnavailable: nearWhy ?? null, configs, coherence, memory, targets: cacheTargets(cache) },
           },
           null,
@@ -445,6 +469,7 @@ async function main(): Promise<void> {
           "",
           markdown(series, pipelineWhy, o.reps, o.only),
           "",
+          ...(o.matrix ? [matrixMarkdown(series, o.reps), ""] : []),
           cacheMarkdown(cache),
           "",
         ].join("\n"),

@@ -123,26 +123,55 @@ export function lanes(count: number, op: (i: number) => Promise<unknown>): (ms: 
   };
 }
 
-/** The loop for a client scenario (everything but the cache-hit ones). */
-export function clientLoop(scenario: ScenarioName, client: BenchClient): (ms: number) => Promise<number> {
+/**
+ * What the second method varies (bench/matrix.ts), one factor at a time:
+ * the value size, the commands in flight (the `-100` scenarios) and how many
+ * distinct keys are read, or written in `set-batch`.
+ */
+export interface Shape {
+  valueSize: number;
+  inFlight: number;
+  keys: number;
+}
+
+/** The keys a shape reads (seeded by the parent with `"v".repeat(valueSize)`). */
+export function shapeKeys(shape: Shape): string[] {
+  return Array.from({ length: shape.keys }, (_, i) => `bench:m:${shape.valueSize}:${shape.keys}:${i}`);
+}
+
+/** The loop for a client scenario (everything but the cache-hit ones); `shape` replaces the fixed sizes. */
+export function clientLoop(
+  scenario: ScenarioName,
+  client: BenchClient,
+  shape?: Shape,
+): (ms: number) => Promise<number> {
+  const keys = shape === undefined ? getKeys : shapeKeys(shape);
+  const n = keys.length;
+  const inFlight = shape?.inFlight ?? IN_FLIGHT;
   switch (scenario) {
     case "get-seq":
-      return lanes(1, (i) => client.get(getKeys[i % KEYS]!));
+      return lanes(1, (i) => client.get(keys[i % n]!));
     case "get-100":
-      return lanes(IN_FLIGHT, (i) => client.get(getKeys[i % KEYS]!));
+      return lanes(inFlight, (i) => client.get(keys[i % n]!));
     case "script-100":
-      return lanes(IN_FLIGHT, (i) => client.script(getKeys[i % KEYS]!));
-    case "set-batch":
+      return lanes(inFlight, (i) => client.script(keys[i % n]!));
+    case "set-batch": {
+      const batches = shape === undefined ? setBatches : Array.from(
+        { length: Math.max(1, Math.floor(shape.keys / BATCH)) },
+        (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:m:${b * BATCH + i}`),
+      );
+      const value = shape === undefined ? VALUE : "v".repeat(shape.valueSize);
       return async (ms) => {
         const end = performance.now() + ms;
         let done = 0;
         for (let b = 0; performance.now() < end; b++) {
-          const keys = setBatches[b % setBatches.length]!;
-          await client.setBatch(keys, VALUE);
-          done += keys.length;
+          const batch = batches[b % batches.length]!;
+          await client.setBatch(batch, value);
+          done += batch.length;
         }
         return done;
       };
+    }
     default:
       throw new Error(`${scenario} is not a client scenario`);
   }

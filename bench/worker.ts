@@ -15,7 +15,15 @@ import { type ClientName, openClient } from "./clients.ts";
 import { coherenceReader, type CoherenceTask, coherenceWriter } from "./coherence.ts";
 import { prepareHit } from "./hit.ts";
 import { type MemoryTask, memoryWorker } from "./memory.ts";
-import { type CacheScenario, clientLoop, IN_FLIGHT, lanes, measure, type ScenarioName } from "./scenarios.ts";
+import {
+  type CacheScenario,
+  clientLoop,
+  IN_FLIGHT,
+  lanes,
+  measure,
+  type ScenarioName,
+  type Shape,
+} from "./scenarios.ts";
 
 /** What the parent asks of a worker. */
 export interface WorkerTask {
@@ -28,6 +36,8 @@ export interface WorkerTask {
   resp: 2 | 3;
   /** The redis-server's pid, to read its CPU time over the window (a local server only). */
   serverPid?: number;
+  /** The second method's sizes (bench/matrix.ts) instead of the scenario's fixed ones. */
+  shape?: Shape;
 }
 
 /** What a worker reports. */
@@ -110,7 +120,8 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
     };
   }
   const client = await openClient(task.client as ClientName, task.url, task.resp);
-  const m = await measure(clientLoop(task.scenario, client), task.warmupMs, task.durationMs, task.serverPid);
+  const loop = clientLoop(task.scenario as ScenarioName, client, task.shape);
+  const m = await measure(loop, task.warmupMs, task.durationMs, task.serverPid);
   await client.close();
   return {
     ...base,
