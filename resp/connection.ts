@@ -4,9 +4,11 @@
  * completes settles the one at its head (RESP2 pub/sub messages and RESP3
  * pushes aside). Every command issued in the same tick leaves in one socket
  * write (automatic pipelining), and a full socket holds later commands until
- * `drain`. A command whose timeout passed after its write keeps its place,
- * since its reply must still be read to keep the rest in order; a reply that
- * keeps growing long after that resets the connection.
+ * `drain`; a large chunk of replies is decoded in two turns (`_split_feed.ts`)
+ * so the next commands leave while the rest decodes. A command whose timeout
+ * passed after its write keeps its place, since its reply must still be read
+ * to keep the rest in order; a reply that keeps growing long after that
+ * resets the connection.
  *
  * The client (`client.ts`) owns what outlives a socket: the offline queue,
  * the deadline heap (a timeout counts from the call, not from the write),
@@ -19,6 +21,7 @@ import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError } from "./errors.ts";
 import { Fifo } from "./_fifo.ts";
+import { SPLIT_BYTES, SPLIT_WAITING, SplitFeed } from "./_split_feed.ts";
 import { reportOverdueCheck } from "./_debug.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { isMessage, isSubscribeKind, subscriptionCount } from "./subscriptions.ts";
@@ -78,6 +81,14 @@ export class Connection {
   #refused: Error | undefined;
   #closed = false;
   #decoder: Decoder;
+  readonly #split = new SplitFeed((chunk) => {
+    try {
+      this.#decoder.feed(chunk);
+    } catch (error) {
+      if (this.#transport === undefined) this.#refused ??= error as Error;
+      else if (!this.#closed) this.#transport.destroy(error as Error);
+    }
+  });
   #writer = new CommandWriter();
   /** Commands issued this tick, or held while the socket is full. */
   #unsent: Command[] = [];
@@ -118,18 +129,14 @@ export class Connection {
     this.#events = {
       data: (chunk) => {
         this.#bytesIn += chunk.length;
-        try {
-          this.#decoder.feed(chunk);
-        } catch (error) {
-          if (this.#transport === undefined) this.#refused ??= error as Error;
-          else this.#transport.destroy(error as Error);
-        }
+        this.#split.push(chunk, chunk.length >= SPLIT_BYTES && this.#written.length >= SPLIT_WAITING);
       },
       drain: () => {
         this.#blocked = false;
         this.#flush();
       },
       close: (error) => {
+        this.#split.flush();
         this.#closed = true;
         this.#stopOverdueWatch();
         this.#hooks.closed(this, error);
@@ -217,6 +224,7 @@ export class Connection {
   /** Close at once; the `closed` hook follows with `error`. */
   destroy(error?: Error): void {
     this.#stopOverdueWatch();
+    this.#split.drop();
     this.#transport?.destroy(error);
   }
 
