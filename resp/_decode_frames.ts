@@ -120,11 +120,30 @@ export class FrameParser {
    */
   #single(buf: Buffer, end: number): boolean {
     if (this.#lineLen > 0 || this.#cut.active || this.#stream.active || this.#tree.depth !== 0) return false;
-    let q = 1;
+    const stop = this.#wholeBulk(buf, 0, end);
+    if (stop < 0 || stop + 2 !== end) return false;
+    const bin = this.#modes.buffers;
+    this.#bin = bin;
+    this.#tree.value(bin ? copyBytes(buf, this.#payloadAt, stop) : utf8(buf, this.#payloadAt, stop));
+    return true;
+  }
+
+  /** Where {@linkcode FrameParser.#wholeBulk}'s payload starts. */
+  #payloadAt = 0;
+
+  /**
+   * The bulk string at `pos` when it is `$<1-9 digits>\r\n<payload>\r\n`,
+   * whole before `end`, and within the limit: returns where its payload ends
+   * (and sets `#payloadAt`), or -1. Anything else (null, streamed, `$0`, a
+   * leading zero, cuts, errors) is for the checked path to parse.
+   */
+  #wholeBulk(buf: Buffer, pos: number, end: number): number {
+    let q = pos + 1;
     let n = 0;
-    let c = buf[1];
-    if (c === 48) return false; // "0": `$0` or a leading zero
-    while (q < 11 && q < end) {
+    let c = buf[q];
+    if (c === 48) return -1; // "0": `$0` or a leading zero
+    const lim = Math.min(end, pos + 11);
+    while (q < lim) {
       c = buf[q]!;
       if (c < 48 || c > 57) break;
       n = n * 10 + (c - 48);
@@ -132,13 +151,11 @@ export class FrameParser {
     }
     const stop = q + 2 + n;
     if (
-      c !== CR || q === 1 || stop + 2 !== end || n > this.#maxBulk || buf[q + 1] !== LF || buf[stop] !== CR ||
+      c !== CR || q === pos + 1 || stop + 2 > end || n > this.#maxBulk || buf[q + 1] !== LF || buf[stop] !== CR ||
       buf[stop + 1] !== LF
-    ) return false;
-    const bin = this.#modes.buffers;
-    this.#bin = bin;
-    this.#tree.value(bin ? copyBytes(buf, q + 2, stop) : utf8(buf, q + 2, stop));
-    return true;
+    ) return -1;
+    this.#payloadAt = q + 2;
+    return stop;
   }
 
   /**
@@ -159,29 +176,13 @@ export class FrameParser {
         if (tree.depth === 0) this.#bin = type === T_PUSH ? this.#modes.pushBuffers : this.#modes.buffers;
       }
       if (type === T_BULK) {
-        // Fast path for the commonest reply: `$<1-9 digits>\r\n<payload>\r\n`
-        // whole in this buffer. Anything else (null, streamed, `$0`, cuts,
-        // errors) is parsed again below by the checked path.
-        let q = pos + 1;
-        let n = 0;
-        let c = buf[q];
-        if (c !== 48) { // "0": `$0` or a leading zero
-          const lim = Math.min(end, pos + 11);
-          while (q < lim) {
-            c = buf[q]!;
-            if (c < 48 || c > 57) break;
-            n = n * 10 + (c - 48);
-            q++;
-          }
-          const stop = q + 2 + n;
-          if (
-            c === CR && q > pos + 1 && stop + 2 <= end && n <= this.#maxBulk && buf[q + 1] === LF && buf[stop] === CR &&
-            buf[stop + 1] === LF
-          ) {
-            pos = stop + 2;
-            tree.value(this.#bin ? copyBytes(buf, q + 2, stop) : utf8(buf, q + 2, stop));
-            continue;
-          }
+        // Fast path for the commonest reply, whole in this buffer; anything
+        // else is parsed again below by the checked path.
+        const stop = this.#wholeBulk(buf, pos, end);
+        if (stop >= 0) {
+          pos = stop + 2;
+          tree.value(this.#bin ? copyBytes(buf, this.#payloadAt, stop) : utf8(buf, this.#payloadAt, stop));
+          continue;
         }
       }
       switch (type) {
