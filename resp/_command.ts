@@ -1,6 +1,10 @@
 /**
  * One command's life: queued, written, settled. Kept as a plain class with
  * fixed fields so the hot path allocates one object and one promise per call.
+ *
+ * Every byte of a command in flight survives the young generation's
+ * collections (scavenges), and V8 grows its young generation by the bytes
+ * that survive: a command holds no more than it needs (issue 13).
  */
 import { unlistenAbort } from "./_abort.ts";
 import type { Deadline, Deadlines } from "./_deadlines.ts";
@@ -10,15 +14,29 @@ export const QUEUED = 0;
 export const WRITTEN = 1;
 export const SETTLED = 2;
 
+/**
+ * The initial `deadline` and `issuedAt` of a command with no timeout: not a
+ * number, so V8 keeps those fields tagged. A field that only ever held numbers,
+ * one of them not a small integer (`Infinity`, `Date.now()`), is a double
+ * field: every command would then carry its own boxed number (16 bytes),
+ * timed or not. Read only for timed or offline commands, which set them.
+ */
+const UNSET = undefined as unknown as number;
+
+/** The arguments of a command once written: never written again (a written command is never resent). */
+export const SENT: readonly Arg[] = Object.freeze([]);
+
 export class Command implements Deadline, EventListenerObject {
   state = QUEUED;
-  deadline = Infinity;
+  /** When its timeout runs out (only read once it has one). */
+  deadline = UNSET;
   heapIndex = -1;
   /** Its reply has been read off the connection (even if nobody was waiting any more). */
   replied = false;
   /** The heap holding this command's deadline, so settling takes it out. */
   deadlines: Deadlines<Command> | undefined = undefined;
-  issuedAt = 0;
+  /** `Date.now()` at the call, for a timed command or one issued while offline. */
+  issuedAt = UNSET;
   /** Replies still expected: SUBSCRIBE a b c gets one confirmation per channel. */
   expect = 1;
   /** The caller's signal, set only while this command listens to it (it is its own listener: {@linkcode Command.handleEvent}). */
@@ -29,18 +47,30 @@ export class Command implements Deadline, EventListenerObject {
   resolve!: (value: Reply) => void;
   reject!: (error: unknown) => void;
 
-  constructor(readonly args: readonly Arg[], readonly buffers: boolean) {}
+  /**
+   * Its arguments until they are written; then {@linkcode SENT}: the caller's
+   * array is garbage after the write instead of surviving with the command
+   * until its reply (56 to 80 bytes for a GET, SET or EVALSHA).
+   */
+  args: readonly Arg[];
+  /** Its first argument, for messages and for matching (un)subscribe confirmations after the write. */
+  readonly name: Arg | undefined;
+
+  constructor(args: readonly Arg[], readonly buffers: boolean) {
+    this.args = args;
+    this.name = args[0];
+  }
 
   /** Settle once; a reply arriving after a timeout or an abort is discarded. */
   succeed(value: Reply): void {
     if (this.state === SETTLED) return;
-    this.#finish();
+    this.finish();
     this.resolve(value);
   }
 
   fail(error: unknown): void {
     if (this.state === SETTLED) return;
-    this.#finish();
+    this.finish();
     this.reject(error);
   }
 
@@ -54,7 +84,12 @@ export class Command implements Deadline, EventListenerObject {
     this.onAborted?.();
   }
 
-  #finish(): void {
+  /**
+   * Mark settled and stop the timer and the signal; `succeed` and `fail` call
+   * it. Not `#private`: a class with a private method stores a brand in every
+   * instance.
+   */
+  finish(): void {
     this.state = SETTLED;
     if (this.heapIndex >= 0) this.deadlines!.remove(this);
     if (this.signal !== undefined) unlistenAbort(this.signal, this);
@@ -63,7 +98,7 @@ export class Command implements Deadline, EventListenerObject {
 
 /** The command's name for messages: upper case, or "(binary)" when given as bytes. */
 export function commandName(cmd: Command): string {
-  const first = cmd.args[0];
+  const first = cmd.name;
   return typeof first === "string" ? first.toUpperCase() : "(binary)";
 }
 

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { type Command, commandName, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
+import { type Command, commandName, QUEUED, SENT, SETTLED, WRITTEN } from "./_command.ts";
 import { Decoder } from "./decode.ts";
 import { CommandWriter } from "./encode.ts";
 import { ConnectionError, ProtocolError, RedisReplyError } from "./errors.ts";
@@ -29,6 +29,14 @@ import type { Transport, TransportEvents } from "./_transport.ts";
 import { openBunTransport } from "./_transport_bun.ts";
 import { openNodeTransport } from "./_transport_node.ts";
 import type { Reply, ReplyMap } from "./types.ts";
+
+/**
+ * Settled once: `resolved.then(fn)` runs `fn` as a microtask, as
+ * `queueMicrotask(fn)` does, for one reaction and one promise. Node's
+ * `queueMicrotask` also creates an `AsyncResource` and a bound function per
+ * call, and runs the callback through `runInAsyncScope` (issue 13).
+ */
+const resolved = Promise.resolve();
 
 /**
  * Open a transport for the client. Under Bun a plain TCP or unix connection
@@ -171,7 +179,7 @@ export class Connection {
     this.#unsent.push(cmd);
     if (!this.#blocked && !this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flush);
+      resolved.then(this.#flush);
     }
   }
 
@@ -191,6 +199,7 @@ export class Connection {
     const writer = this.#writer;
     for (const cmd of commands) {
       writer.push(cmd.args);
+      cmd.args = SENT;
       cmd.state = WRITTEN;
       this.#written.push(cmd);
     }
@@ -242,6 +251,7 @@ export class Connection {
       // A command that timed out or was aborted before its write is never written.
       if (cmd.state !== QUEUED) continue;
       writer.push(cmd.args);
+      cmd.args = SENT;
       cmd.state = WRITTEN;
       if (written.length === 0) this.#decoder.buffers = cmd.buffers;
       written.push(cmd);
@@ -289,7 +299,7 @@ export class Connection {
     if (isSubscribeKind(kind)) {
       // RESP3 answers SUBSCRIBE with push frames, one per channel, instead of a reply.
       const cmd = this.#written.peek();
-      if (cmd !== undefined && typeof cmd.args[0] === "string" && cmd.args[0].toLowerCase() === kind) {
+      if (cmd !== undefined && typeof cmd.name === "string" && cmd.name.toLowerCase() === kind) {
         if (--cmd.expect === 0) {
           cmd.expect = 1;
           this.#onReply(value, undefined);

@@ -68,21 +68,38 @@ export class Script {
    * await redis.close();
    * ```
    */
-  async run(redis: RedisLike, keys: readonly Arg[], args: readonly Arg[], options?: SendOptions): Promise<Reply> {
-    const generation = (redis as { generation?: number }).generation ?? 0;
-    if (this.#sentTo.get(redis) !== generation) {
-      this.#sentTo.set(redis, generation);
-      return redis.send(["EVAL", this.lua, keys.length, ...keys, ...args], options);
-    }
+  run(redis: RedisLike, keys: readonly Arg[], args: readonly Arg[], options?: SendOptions): Promise<Reply> {
+    // Not an async function, and the command built without spreads: with 100
+    // runs in flight, each run's async frame, its promise and the spread's
+    // intermediate arrays survived the young generation's collections and
+    // grew it (issue 13).
     try {
-      return await redis.send(["EVALSHA", this.sha, keys.length, ...keys, ...args], options);
+      const generation = (redis as { generation?: number }).generation ?? 0;
+      if (this.#sentTo.get(redis) !== generation) {
+        this.#sentTo.set(redis, generation);
+        return Promise.resolve(redis.send(scriptCommand("EVAL", this.lua, keys, args), options));
+      }
+      return Promise.resolve(redis.send(scriptCommand("EVALSHA", this.sha, keys, args), options)).catch((error) => {
+        if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
+        // The server lost its scripts (SCRIPT FLUSH, failover). Runs issued
+        // from here on follow this EVAL on the connection, so EVALSHA is safe
+        // for them; commands issued between the failed EVALSHA and this retry
+        // have already run, so the retried script runs after them.
+        return redis.send(scriptCommand("EVAL", this.lua, keys, args), options);
+      });
     } catch (error) {
-      if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
-      // The server lost its scripts (SCRIPT FLUSH, failover). Runs issued
-      // from here on follow this EVAL on the connection, so EVALSHA is safe
-      // for them; commands issued between the failed EVALSHA and this retry
-      // have already run, so the retried script runs after them.
-      return redis.send(["EVAL", this.lua, keys.length, ...keys, ...args], options);
+      return Promise.reject(error);
     }
   }
+}
+
+/** `[verb, body, keys.length, ...keys, ...args]`, in one allocation. */
+function scriptCommand(verb: string, body: string, keys: readonly Arg[], args: readonly Arg[]): Arg[] {
+  const command = new Array<Arg>(3 + keys.length + args.length);
+  command[0] = verb;
+  command[1] = body;
+  command[2] = keys.length;
+  for (let i = 0; i < keys.length; i++) command[3 + i] = keys[i]!;
+  for (let i = 0; i < args.length; i++) command[3 + keys.length + i] = args[i]!;
+  return command;
 }
