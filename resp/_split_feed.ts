@@ -29,20 +29,29 @@ export const SPLIT_BYTES = 2048;
  */
 export const SPLIT_WAITING = 8;
 
+/** The largest copy buffer kept between splits: the size of a read on node:net. */
+const KEEP_BYTES = 64 * 1024;
+
 /** Feeds a decoder whole chunks, or a large one in two turns. */
 export class SplitFeed {
   readonly #feed: (chunk: Uint8Array) => void;
-  /** Bytes for the next turn, copies in order; undefined when none wait. */
-  #rest: Uint8Array[] | undefined = undefined;
+  /**
+   * Where the bytes for the next turn are copied (the transport reuses its
+   * read buffer), kept from split to split: one allocation instead of one
+   * per split, since the decoder keeps no view of what it is fed.
+   */
+  #rest = new Uint8Array(0);
+  /** Bytes waiting in `#rest`; -1 when none wait (0 bytes may wait too, after an empty read). */
+  #waiting = -1;
 
-  /** @param feed hands bytes to the decoder; it may reuse nothing it was given once it returns. */
+  /** @param feed hands bytes to the decoder, which keeps no view of them once it returns. */
   constructor(feed: (chunk: Uint8Array) => void) {
     this.#feed = feed;
   }
 
   /** True while bytes wait for the next turn. */
   get waiting(): boolean {
-    return this.#rest !== undefined;
+    return this.#waiting >= 0;
   }
 
   /**
@@ -51,8 +60,8 @@ export class SplitFeed {
    * (what waits is a copy).
    */
   push(chunk: Uint8Array, split: boolean): void {
-    if (this.#rest !== undefined) {
-      this.#rest.push(copy(chunk, 0));
+    if (this.#waiting >= 0) {
+      this.#keep(chunk, 0);
       return;
     }
     if (!split) {
@@ -60,28 +69,38 @@ export class SplitFeed {
       return;
     }
     const cut = chunk.length >>> 1;
-    this.#rest = [copy(chunk, cut)];
+    this.#waiting = 0;
+    this.#keep(chunk, cut);
     setImmediate(this.flush);
     this.#feed(chunk.subarray(0, cut));
   }
 
   /** Forget what waits: the connection is being destroyed and fails its commands itself. */
   drop(): void {
-    this.#rest = undefined;
+    this.#waiting = -1;
   }
 
   /** Decode what waits, now (the next turn came, or the socket closed and its replies come first). */
   readonly flush = (): void => {
+    const n = this.#waiting;
+    if (n < 0) return;
+    this.#waiting = -1;
     const rest = this.#rest;
-    if (rest === undefined) return;
-    this.#rest = undefined;
-    for (let i = 0; i < rest.length; i++) this.#feed(rest[i]!);
+    // A burst that grew it past a read buffer's size is not kept for good.
+    if (rest.length > KEEP_BYTES) this.#rest = new Uint8Array(0);
+    this.#feed(rest.subarray(0, n));
   };
-}
 
-/** The bytes of `chunk` from `start`, copied (a Node `Buffer`'s own `slice` would return a view). */
-function copy(chunk: Uint8Array, start: number): Uint8Array {
-  const out = new Uint8Array(chunk.length - start);
-  out.set(chunk.subarray(start));
-  return out;
+  /** Append `chunk` from `start` to what waits. */
+  #keep(chunk: Uint8Array, start: number): void {
+    const n = this.#waiting;
+    const need = n + chunk.length - start;
+    if (need > this.#rest.length) {
+      const grown = new Uint8Array(Math.max(need, this.#rest.length * 2));
+      grown.set(this.#rest.subarray(0, n));
+      this.#rest = grown;
+    }
+    this.#rest.set(chunk.subarray(start), n);
+    this.#waiting = need;
+  }
 }
