@@ -90,12 +90,14 @@ export class Connection {
   #closed = false;
   #decoder: Decoder;
   readonly #split = new SplitFeed((chunk) => {
+    const frames = this.#frames;
     try {
       this.#decoder.feed(chunk);
     } catch (error) {
       if (this.#transport === undefined) this.#refused ??= error as Error;
       else if (!this.#closed) this.#transport.destroy(error as Error);
     }
+    return this.#frames - frames;
   });
   #writer = new CommandWriter();
   /** Commands issued this tick, or held while the socket is full. */

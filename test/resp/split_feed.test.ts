@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Buffer } from "node:buffer";
 import { connect } from "../../resp/mod.ts";
-import { SPLIT_BYTES, SPLIT_WAITING, SplitFeed } from "../../resp/_split_feed.ts";
+import { SPLIT_BYTES, SPLIT_REPLIES, SPLIT_WAITING, SplitFeed } from "../../resp/_split_feed.ts";
 import { useRedis } from "../support/fixture.ts";
 import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
@@ -12,9 +12,14 @@ const unit = suite("SplitFeed");
 
 const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString("latin1");
 
-unit("a split chunk feeds its first half now and the rest at flush, with later chunks behind it", () => {
+/** A feed that records copies of what it is given and says each piece completed `replies` replies. */
+function recorder(replies = SPLIT_REPLIES): { fed: Uint8Array[]; feed: SplitFeed } {
   const fed: Uint8Array[] = [];
-  const feed = new SplitFeed((c) => fed.push(Uint8Array.from(c)));
+  return { fed, feed: new SplitFeed((c) => (fed.push(Uint8Array.from(c)), replies)) };
+}
+
+unit("a split chunk feeds its first half now and the rest at flush, with later chunks behind it", () => {
+  const { fed, feed } = recorder();
   feed.push(Buffer.from("abcdefgh"), true);
   assert.equal(fed.map((c) => text([c])), ["abcd"]);
   assert.ok(feed.waiting);
@@ -28,8 +33,7 @@ unit("a split chunk feeds its first half now and the rest at flush, with later c
 });
 
 unit("what waits is a copy: the transport may overwrite its read buffer (a Buffer's slice would be a view)", () => {
-  const fed: Uint8Array[] = [];
-  const feed = new SplitFeed((c) => fed.push(Uint8Array.from(c)));
+  const { fed, feed } = recorder();
   const reused = Buffer.from("abcdefgh");
   feed.push(reused, true);
   reused.fill(0x2d);
@@ -40,10 +44,16 @@ unit("what waits is a copy: the transport may overwrite its read buffer (a Buffe
 });
 
 unit("a chunk not to split is fed whole and nothing waits", () => {
-  const fed: string[] = [];
-  const feed = new SplitFeed((c) => fed.push(text([c])));
+  const { fed, feed } = recorder();
   feed.push(Buffer.from("abcdefgh"), false);
-  assert.equal(fed, ["abcdefgh"]);
+  assert.equal(fed.map((c) => text([c])), ["abcdefgh"]);
+  assert.not.ok(feed.waiting);
+});
+
+unit("when the first half completed fewer than SPLIT_REPLIES replies, the rest is fed at once", () => {
+  const { fed, feed } = recorder(SPLIT_REPLIES - 1);
+  feed.push(Buffer.from("abcdefgh"), true);
+  assert.equal(fed.map((c) => text([c])), ["abcd", "efgh"]);
   assert.not.ok(feed.waiting);
 });
 
@@ -104,6 +114,14 @@ wire(
     assert.is(atLast, before + 1, "the PING sent on the first reply left before the last reply resolved");
   },
 );
+
+wire("with large replies, a chunk whose first half completes few of them is decoded at once", async ({ proxy }) => {
+  // 20 replies of 1 KiB: 20 commands waiting and one chunk over SPLIT_BYTES,
+  // but its first half holds about 10 replies, fewer than SPLIT_REPLIES.
+  assert.ok(20 >= SPLIT_WAITING && 20 * 1024 >= SPLIT_BYTES && 10 < SPLIT_REPLIES);
+  const { before, atLast } = await writesWhenLastResolves(proxy, 20, 1024);
+  assert.is(atLast, before, "the PING was written only after the last reply resolved: no turn in between");
+});
 
 wire("with fewer commands waiting than SPLIT_WAITING, a large chunk is decoded at once", async ({ proxy }) => {
   // A lone large reply, or a few, gain nothing from waiting a turn. Their
