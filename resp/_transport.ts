@@ -12,6 +12,11 @@ import type { ResolvedOptions } from "./options.ts";
 export interface Transport {
   /** Queue bytes for the socket; `false` means "full: wait for `drain` before writing more". */
   write(bytes: Uint8Array): boolean;
+  /**
+   * True when every byte written so far has reached the kernel: no view of
+   * them is kept any more, so their memory may be reused.
+   */
+  flushed(): boolean;
   /** Close at once; `close` follows with `error` as its cause. */
   destroy(error?: Error): void;
 }

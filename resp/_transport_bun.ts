@@ -102,6 +102,8 @@ export async function openBunTransport(bun: unknown, o: ResolvedOptions, events:
       pending.push(bytes.subarray(Math.max(0, n)));
       return false;
     },
+    // Bun's socket buffers nothing of ours: what the kernel did not take is in `pending`.
+    flushed: () => pending.length === 0,
     destroy(error) {
       if (error !== undefined) lastError = error;
       if (s.terminate) s.terminate();

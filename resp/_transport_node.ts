@@ -87,6 +87,9 @@ export async function openNodeTransport(o: ResolvedOptions, events: TransportEve
   socket.on("close", () => events.close(lastError));
   return {
     write: (bytes) => socket.write(bytes),
+    // Node queues what the kernel did not take (holding the caller's bytes)
+    // and counts it here; a write the kernel took whole leaves 0.
+    flushed: () => socket.writableLength === 0,
     destroy: (error) => {
       if (error !== undefined) lastError = error;
       socket.destroy();

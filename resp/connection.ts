@@ -143,6 +143,8 @@ export class Connection {
       },
       drain: () => {
         this.#blocked = false;
+        // Everything written is out: the writer's memory is free again.
+        if (this.#transport?.flushed()) this.#writer.rewind();
         this.#flush();
       },
       close: (error) => {
@@ -264,6 +266,8 @@ export class Connection {
     }
     this.#writes++;
     if (!transport.write(writer.take())) this.#blocked = true;
+    // The kernel took it all: the next writes reuse the same memory.
+    else if (transport.flushed()) writer.rewind();
   };
 
   #onReply(value: Reply, attribute: ReplyMap | undefined): void {

@@ -34,6 +34,9 @@ export interface CommandWriterOptions {
   initialBytes?: number;
 }
 
+/** The largest slab {@linkcode CommandWriter.rewind} keeps for reuse. */
+const KEEP_BYTES = 8 * 1024 * 1024;
+
 /** Strings up to this many UTF-16 units are tried on the JS ASCII loop first. */
 const SHORT_STRING = 32;
 
@@ -173,10 +176,38 @@ export class CommandWriter {
    */
   take(): Uint8Array {
     // A view of the slab, no copy: later pushes only write past it, and a
-    // slab too full for the next command is replaced, never rewound.
+    // slab too full for the next command is replaced, never rewound, until
+    // `rewind()` says the views are done with.
     const out = this.#buf.subarray(this.#start, this.#len);
     this.#start = this.#len;
     return out;
+  }
+
+  /**
+   * Say that every view {@linkcode CommandWriter.take} returned is done with
+   * (its bytes were written out): later pushes reuse the slab from its
+   * start instead of moving on to fresh memory. A slab grown past 8 MiB for
+   * one large batch is let go. Does nothing while bytes are pushed and not
+   * yet taken.
+   *
+   * @example Reuse the same memory for every write once the socket took it
+   * ```ts
+   * import { CommandWriter } from "@herdless/herdless/resp";
+   * const writer = new CommandWriter();
+   * writer.push(["SET", "k", "v"]);
+   * const first = writer.take();
+   * console.log(first.length); // 27
+   * // ...the socket took `first` whole...
+   * writer.rewind();
+   * writer.push(["GET", "k"]);
+   * console.log(writer.take().byteOffset === first.byteOffset); // true
+   * ```
+   */
+  rewind(): void {
+    if (this.#len !== this.#start) return;
+    if (this.#buf.length > KEEP_BYTES) this.#buf = Buffer.allocUnsafe(this.#initial);
+    this.#start = 0;
+    this.#len = 0;
   }
 
   /**

@@ -5,7 +5,9 @@ import { useRedis } from "../support/fixture.ts";
 import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
-import { tick, until } from "../support/wait.ts";
+import { deferred, tick, until } from "../support/wait.ts";
+import { openTransport } from "../../resp/connection.ts";
+import { resolveConnectOptions } from "../../resp/options.ts";
 import { reconnectDelay } from "../../resp/_backoff.ts";
 import { watchedDeadlines } from "../../resp/_debug.ts";
 
@@ -99,10 +101,42 @@ wire("backpressure: commands wait for drain when the socket is full, then all re
     proxy.resume();
     assert.equal(await Promise.all(sets), Array(16).fill("OK"));
     assert.equal(await Promise.all(after), Array.from({ length: 100 }, (_, i) => String(i)));
+    // The writer reuses its memory only once the socket took every byte: the values arrived whole.
+    assert.ok((await redis.send(["GET", "big15"])) === big);
   } finally {
     redis.destroy();
   }
 });
+
+wire(
+  "a transport reports flushed only once the kernel took every byte written, which frees the writer's memory",
+  async ({ proxy }) => {
+    let drained = deferred();
+    const transport = await openTransport(resolveConnectOptions(proxy.url), {
+      data: () => {},
+      drain: () => drained.resolve(),
+      close: () => {},
+    });
+    try {
+      assert.ok(transport.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n")));
+      assert.ok(transport.flushed(), "a small write the kernel took whole");
+      proxy.pause();
+      // 16 MiB cannot fit the socket buffers while the proxy reads nothing.
+      const big = new Uint8Array(16 << 20).fill(0x78);
+      const frame = new TextEncoder().encode(`*2\r\n$4\r\nECHO\r\n$${big.length}\r\n`);
+      transport.write(frame);
+      assert.not.ok(transport.write(big), "the socket is full");
+      assert.not.ok(transport.flushed(), "bytes the kernel has not taken are still held");
+      drained = deferred();
+      proxy.resume();
+      await drained.promise;
+      assert.ok(transport.flushed(), "after drain, every byte is out");
+    } finally {
+      proxy.resume();
+      transport.destroy();
+    }
+  },
+);
 
 wire(
   "a command timeout counts from the call; a written command's late reply is discarded and the connection stays",

@@ -322,4 +322,34 @@ writer("validates initialBytes", async () => {
   );
 });
 
+writer("rewind(): later pushes reuse the slab from its start, and only once every pushed byte was taken", () => {
+  const w = new CommandWriter();
+  w.push(["SET", "k", "v"]);
+  const first = w.take();
+  const firstText = text(first);
+  w.push(["GET", "k"]);
+  w.rewind(); // bytes pushed and not taken: nothing happens
+  const second = w.take();
+  assert.is(second.byteOffset, first.byteOffset + first.length, "appended after the first, not over it");
+  assert.is(text(first), firstText);
+  w.rewind();
+  w.push(["PING"]);
+  const third = w.take();
+  assert.is(third.buffer, first.buffer);
+  assert.is(third.byteOffset, first.byteOffset, "the same memory again");
+  same(third, reference(["PING"]));
+});
+
+writer("rewind(): a slab grown past 8 MiB for one batch is let go", () => {
+  const w = new CommandWriter();
+  w.push(["SET", "big", "x".repeat(9 << 20)]);
+  const big = w.take();
+  w.rewind();
+  w.push(["PING"]);
+  const next = w.take();
+  assert.is.not(next.buffer, big.buffer);
+  assert.ok(next.buffer.byteLength < 1 << 20);
+  same(next, reference(["PING"]));
+});
+
 writer.run();
