@@ -89,11 +89,15 @@ export class Connection {
   #refused: Error | undefined;
   #closed = false;
   #decoder: Decoder;
+  /** The decoder failed: what is left of the stream is never decoded (its bytes have no place any more). */
+  #undecodable = false;
   readonly #split = new SplitFeed((chunk) => {
+    if (this.#undecodable) return 0;
     const frames = this.#frames;
     try {
       this.#decoder.feed(chunk);
     } catch (error) {
+      this.#undecodable = true;
       if (this.#transport === undefined) this.#refused ??= error as Error;
       else if (!this.#closed) this.#transport.destroy(error as Error);
     }
