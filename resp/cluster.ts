@@ -348,6 +348,30 @@ export class ClusterClient implements RedisLike, TrackingClient {
   }
 
   /**
+   * Open a sibling: a new cluster client with this one's own options (seeds,
+   * credentials, TLS, protocol, timeouts), its own node connections and none
+   * of this client's listeners.
+   *
+   * @returns the sibling, its slot map read.
+   * @throws {ConnectionError} (as a rejection) when this client is closed, or no node gives the sibling a map.
+   * @example A sibling for pub/sub
+   * ```ts
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
+   * const sibling = await cluster.duplicate();
+   * await sibling.send(["SUBSCRIBE", "news"]);
+   * await Promise.all([sibling.close(), cluster.close()]);
+   * ```
+   */
+  async duplicate(): Promise<ClusterClient> {
+    if (this.#closing || this.#closed) throw new ConnectionError("Cannot duplicate: the cluster client is closed");
+    const sibling = new ClusterClient({ ...this.#o, node: { ...this.#o.node, onEvent: undefined } });
+    await sibling.ready;
+    return sibling;
+  }
+
+  /**
    * Wait for every command already issued to settle (redirected and waiting
    * ones included), then close every connection.
    *
