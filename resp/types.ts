@@ -79,6 +79,8 @@ export interface TrackingListener {
    * a cluster topology change. Forget everything read before.
    */
   reset(reason: string): void;
+  /** The server refused `CLIENT TRACKING` (after `reset`): `error` is its reply, to tell a refusal for good. */
+  refused?(error: unknown): void;
 }
 
 /**

@@ -71,6 +71,8 @@ export class Tracker implements TrackingListener {
   #retryAt = 0;
   #stop: (() => void) | undefined;
   #closed = false;
+  /** The clock reading of the latest `ready()` call (a refusal heard later schedules its retry from it). */
+  #now = 0;
 
   /**
    * @param client the client to track reads on; undefined: this cache reads without tracking (an adapter, a
@@ -122,6 +124,7 @@ export class Tracker implements TrackingListener {
    */
   ready(timeoutMs: number, now: number): Promise<boolean> {
     if (this.#feed === undefined || this.#closed) return Promise.resolve(false);
+    this.#now = now;
     if (this.#stop !== undefined) return Promise.resolve(true);
     if (this.#attempt === undefined && now >= this.#retryAt) this.#start(this.#feed, now);
     const attempt = this.#attempt;
@@ -138,14 +141,16 @@ export class Tracker implements TrackingListener {
   #start(feed: InvalidationFeed, now: number): Promise<void> {
     const attempt: Promise<void> = feed.start(this).then(
       (stop) => {
-        if (this.#closed) stop();
+        // Closed, or switched to messages while this attempt ran (a cluster node refused).
+        if (this.#closed || feed !== this.#feed) stop();
         else this.#stop = stop;
       },
       (error) => {
         // Refused for good: invalidation messages take over, started now, so
         // the call waiting on this attempt waits on theirs.
-        if (feed !== this.#fallback && this.#fallback !== undefined && !this.#closed && isTrackingRefusal(error)) {
-          return this.#switch(error, now);
+        if (feed !== this.#fallback && isTrackingRefusal(error)) {
+          const next = this.#switch(error, now) ?? (feed !== this.#feed ? this.#attempt : undefined);
+          if (next !== undefined) return next;
         }
         this.#retryAt = now + RETRY_MS;
       },
@@ -156,12 +161,26 @@ export class Tracker implements TrackingListener {
     return attempt;
   }
 
-  #switch(error: unknown, now: number): Promise<void> {
-    const fallback = this.#fallback!;
+  /** Move from tracking to messages; `undefined` when there is nothing to move to (or it already moved). */
+  #switch(error: unknown, now: number): Promise<void> | undefined {
+    const fallback = this.#fallback;
+    if (fallback === undefined || this.#mode !== "tracking" || this.#closed) return undefined;
     this.#feed = fallback;
     this.#mode = "messages";
+    const stop = this.#stop;
+    this.#stop = undefined;
+    stop?.();
     this.#onMode("messages", `CLIENT TRACKING was refused (${error instanceof Error ? error.message : String(error)})`);
     return this.#start(fallback, now);
+  }
+
+  /**
+   * The server refused `CLIENT TRACKING` on a connection (a new one after a
+   * reconnect, a cluster node): for good, when it is a permission or an
+   * unknown command, and then messages take over.
+   */
+  refused(error: unknown): void {
+    if (isTrackingRefusal(error)) void this.#switch(error, this.#now);
   }
 
   /** A marker for a read of `key` about to be sent, or `undefined` when it could not be kept anyway. */

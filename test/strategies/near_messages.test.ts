@@ -98,6 +98,35 @@ Refused("the listening connection's loss drops the near entries; it comes back a
   }
 });
 
+Refused("tracking refused after a reconnect (the ACL changed): messages take over, with an event", async () => {
+  assert.is(await acl.redis.send(["ACL", "SETUSER", "later", "on", ">pw", "~*", "&*", "+@all"]), "OK");
+  const url = `redis://later:pw@127.0.0.1:${acl.server.port}`;
+  const redis = await connect({ url, resp: 3 });
+  const ev = events();
+  const namespace = acl.ns();
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent }, near());
+  const writer = pipeline({ redis: await acl.client({ resp: 3 }), ttlMs: 60_000, namespace });
+  try {
+    await writer.set("k", "v0");
+    assert.is(await cache.get("k", () => "x"), "v0");
+    assert.is(cache.invalidationMode(), "tracking");
+    assert.is(await acl.redis.send(["ACL", "SETUSER", "later", "-client|tracking"]), "OK");
+    const changed = ev.reach("invalidation-mode", 1);
+    assert.is(await acl.redis.send(["CLIENT", "KILL", "USER", "later"]), 1);
+    await within(changed, "the mode change");
+    assert.is(cache.invalidationMode(), "messages");
+    const event = ev.seen.find((e) => e.type === "invalidation-mode");
+    assert.match(event?.type === "invalidation-mode" ? event.reason : "", /NOPERM/);
+    const before = cache.stats().nearHits;
+    await until(async () => (await cache.get("k", () => "x")) === "v0" && cache.stats().nearHits > before);
+    await writer.set("k", "v1");
+    await until(async () => (await cache.get("k", () => "x")) === "v1");
+  } finally {
+    await Promise.all([cache.close(), writer.close()]);
+    redis.destroy();
+  }
+});
+
 Refused.run();
 
 // ---------------------------------------------------------------------------
