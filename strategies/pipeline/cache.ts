@@ -13,8 +13,9 @@ export interface PipelineOptions<T> {
   /**
    * Our `RedisClient` or `ClusterClient` (with `resp: 3` the server tracks
    * what the cache reads: lease waiters are woken and clear/tag versions kept
-   * in memory without a round trip per hit, and `near()` works), or any
-   * `{ send }` adapter (`fromIoredis`, `fromNodeRedis`, `fromBunRedis`).
+   * in memory without a round trip per hit; `near()` works on either
+   * protocol, on invalidation messages where tracking is not available), or
+   * any `{ send }` adapter (`fromIoredis`, `fromNodeRedis`, `fromBunRedis`).
    */
   redis: RedisLike;
   /** How long a published value stays fresh, in ms (a call may pass its own `ttlMs`). */
