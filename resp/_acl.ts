@@ -22,6 +22,7 @@ const SCRIPT_FAILURE =
 const CALL = /redis\.p?call\(\s*['"]([A-Za-z]+)['"]/;
 
 function deniedOf(text: string): Denied {
+  if (/can't run|permissions to run/i.test(text)) return "command";
   if (/\bkeys?\b/i.test(text)) return "key";
   if (/\bchannels?\b/i.test(text)) return "channel";
   return "command";
