@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { explainNoPerm, explainScriptFailure } from "./_acl.ts";
+import { explainNoPerm, explainScriptFailure } from "./connection/mod.ts";
 import { isRedisReplyError } from "./errors.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 

@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { explainNoPerm, explainScriptFailure, patternOf } from "../../resp/_acl.ts";
+import { explainNoPerm, explainScriptFailure, patternOf } from "../../resp/connection/mod.ts";
 import { RedisReplyError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
 
