@@ -30,6 +30,8 @@ export interface InvalidationFeed {
 interface Sibling extends RedisLike {
   onPush(listener: (push: Reply[]) => void): () => void;
   onEvent?(listener: (event: { readonly type: string }) => void): () => void;
+  /** A cluster client's pub/sub connection state (its `onEvent` is the nodes'). */
+  onSubscriberEvent?(listener: (event: { readonly type: string }) => void): () => void;
   readonly connected?: boolean;
   close(): Promise<void>;
   destroy(): void;
@@ -81,7 +83,8 @@ export class MessageFeed implements InvalidationFeed {
     });
     // The client subscribes again in the handshake of each new connection,
     // before `ready`; messages published while it was down are gone.
-    const stopEvents = sibling.onEvent?.((event) => {
+    const listen = sibling.onSubscriberEvent?.bind(sibling) ?? sibling.onEvent?.bind(sibling);
+    const stopEvents = listen?.((event) => {
       if (event.type === "disconnect") {
         this.#subscribed = false;
         listener.reset(`the invalidation channel ${channel} was lost`);
