@@ -30,8 +30,7 @@ async function measure(label: string, url: string, resp: 2 | 3): Promise<void> {
     redis: reader,
     ttlMs: 60_000,
     namespace: "lag",
-    onEvent: (e) =>
-      e.type === "near-invalidation" && dropped?.(performance.now()),
+    onEvent: (e) => e.type === "near-invalidation" && dropped?.(performance.now()),
   }, near());
   const source = pipeline<number>({
     redis: writer,
@@ -61,12 +60,9 @@ async function measure(label: string, url: string, resp: 2 | 3): Promise<void> {
         .toFixed(0)
     } µs`;
   };
-  const row = (xs: number[]) =>
-    `p50 ${q(xs, 0.5)}, p99 ${q(xs, 0.99)}, max ${q(xs, 1)}`;
+  const row = (xs: number[]) => `p50 ${q(xs, 0.5)}, p99 ${q(xs, 0.99)}, max ${q(xs, 1)}`;
   console.log(
-    `${label} (${cache.invalidationMode()}), ${writes} writes: after set() ${
-      row(lags)
-    }; from send ${row(fromSend)}`,
+    `${label} (${cache.invalidationMode()}), ${writes} writes: after set() ${row(lags)}; from send ${row(fromSend)}`,
   );
   await Promise.all([cache.close(), source.close()]);
   await Promise.all([reader.close(), writer.close()]);
