@@ -103,6 +103,11 @@ const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
 function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
   const url = describeUrl(o);
   const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  if (error.code === "NOPERM" && /permissions to run/.test(error.message)) {
+    // Logged in, but the user's ACL lacks a handshake command (HELLO, SELECT): the message names the rule to add.
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    return `Cannot connect to ${url}: ${who} may not run ${name || "the handshake"} (${error.message})`;
+  }
   const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
   if (auth) {
     const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;

@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import { isRedisReplyError, RedisReplyError } from "../../resp/errors.ts";
+import { ConnectionError, isRedisReplyError, RedisReplyError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
@@ -243,5 +243,19 @@ Acl("without +client|setname on RESP2: connected without the name, an event says
     redis.destroy();
   }
 });
+
+Acl(
+  "without +select (a db other than 0): connect fails naming the command and the rule",
+  async () => {
+    const select = await rejects(
+      () => connect({ url: `redis://app:${PASSWORD}@127.0.0.1:${db.server.port}/1`, resp: 3 }),
+      ConnectionError,
+    );
+    assert.match(
+      (select as Error).message,
+      /: user "app" may not run SELECT \(NOPERM .*add '\+select' to the user's ACL rule\)$/,
+    );
+  },
+);
 
 Acl.run();
