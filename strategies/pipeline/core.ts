@@ -143,6 +143,7 @@ export class Core {
       namespace: this.namespace,
       tracker,
       commandTimeoutMs,
+      channel,
       // Not counted here: the get it serves is counted once, where its write is refused.
       servesThrough: (error) => failOpen && isWriteRefusal(error),
     }));

@@ -26,6 +26,8 @@ export interface VersionsContext {
   readonly namespace: string;
   readonly tracker: Tracker;
   readonly commandTimeoutMs: number;
+  /** Where a token written here is announced, for caches that hear invalidation messages instead of tracking. */
+  readonly channel?: string;
   /** Whether a write refusal is to be served through (failOpen). */
   readonly servesThrough?: (error: unknown) => boolean;
 }
@@ -214,6 +216,10 @@ export class Versions implements TrackingConsumer {
       }
       // Our own SET invalidates the key we just read: the marker is dead and
       // the token is read again next time, which costs one round trip once.
+      // A missing token was evicted (or never written): caches that hear
+      // messages instead of tracking still hold the old one in memory, and
+      // would judge every entry stamped with the new one a miss.
+      if (c.channel !== undefined) await c.redis.send(["PUBLISH", c.channel, key], options);
     }
     if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
     if (c.tracker.end(marker)) this.#known.set(key, value);

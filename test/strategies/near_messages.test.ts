@@ -199,4 +199,22 @@ Resp2("invalidate(), invalidateTags() and clear() elsewhere reach the near tier 
   }
 });
 
+Resp2("an evicted epoch recreated elsewhere is announced: a tier on messages forgets the old token", async () => {
+  const namespace = plain.ns();
+  const ev = events();
+  const a = pipeline({ redis: await plain.client({ resp: 2 }), ttlMs: 60_000, namespace, onEvent: ev.onEvent }, near());
+  const b = pipeline({ redis: await plain.client({ resp: 2 }), ttlMs: 60_000, namespace });
+  try {
+    await until(async () => (await a.get("warm", () => "w")) === "w" && a.stats().nearHits >= 1);
+    // As an allkeys-* eviction policy would: the epoch token goes, unannounced.
+    assert.is(await plain.redis.send(["DEL", `${namespace}:epoch`]), 1);
+    const dropped = ev.reach("near-invalidation", 1);
+    assert.is(await b.get("x", () => "from b"), "from b"); // recreates the epoch, announces it
+    await within(dropped, "the epoch's announcement");
+    assert.is(await a.get("x", () => "from a"), "from b", "a judged b's entry by the evicted token");
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
 Resp2.run();
