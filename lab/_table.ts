@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { recipeReadings } from "./_recipe_readings.ts";
 import { reading } from "./_readings.ts";
 import type { RowResult, ScenarioResult } from "./_types.ts";
 
@@ -17,6 +18,20 @@ const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
   { title: "p99 ms", cell: (r) => ms(r.latency.p99) },
   { title: "max ms", cell: (r) => ms(r.latency.max) },
   { title: "stale", cell: (r) => count(r.stale) },
+  { title: "errors", cell: (r) => count(r.errors) },
+  { title: "timeouts", cell: (r) => count(r.timeouts) },
+];
+
+// The recipes' tables: what the comparison with the articles needs (polling shows in commands per request).
+const RECIPE_COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
+  { title: "row", cell: (r) => r.set },
+  { title: "requests", cell: (r) => count(r.requests) },
+  { title: "origin calls", cell: (r) => count(r.originCalls) },
+  { title: "peak in flight", cell: (r) => count(r.peakConcurrent) },
+  { title: "Redis cmds/request", cell: (r) => (r.requests === 0 ? "-" : ((r.commands ?? 0) / r.requests).toFixed(1)) },
+  { title: "p99 ms", cell: (r) => ms(r.latency.p99) },
+  { title: "stale served", cell: (r) => count(r.pastTtl ?? r.stale) },
+  { title: "older than served", cell: (r) => count(r.older ?? 0) },
   { title: "errors", cell: (r) => count(r.errors) },
   { title: "timeouts", cell: (r) => count(r.timeouts) },
 ];
@@ -54,8 +69,21 @@ function fine(n: number): string {
 }
 
 /** The scenario's section: heading, setup, origin label, table, and what needs a word (drops, error kinds). */
-export function formatScenario(index: number, s: ScenarioResult): string {
-  const columns = s.rows.length > 0 && s.rows.every((r) => r.coherence !== undefined) ? COHERENCE_COLUMNS : COLUMNS;
+export function formatScenario(index: number | string, s: ScenarioResult, part = false): string {
+  if (s.parts !== undefined) {
+    return [
+      `### ${index}. ${s.title}`,
+      "",
+      `${s.setup}.`,
+      ...s.parts.map((p, i) => `\n${formatScenario(`${index}.${i + 1}`, p, true)}`),
+    ]
+      .join("\n");
+  }
+  const columns = part
+    ? RECIPE_COLUMNS
+    : s.rows.length > 0 && s.rows.every((r) => r.coherence !== undefined)
+    ? COHERENCE_COLUMNS
+    : COLUMNS;
   const cells = s.rows.map((r) => columns.map((c) => c.cell(r)));
   const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
   // The first column is text (left-aligned), the others are numbers (right-aligned).
@@ -63,7 +91,7 @@ export function formatScenario(index: number, s: ScenarioResult): string {
   const line = (texts: string[]) => `| ${texts.map(pad).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const out = [
-    `### ${index}. ${s.title}`,
+    `${part ? "####" : "###"} ${index}. ${s.title}`,
     "",
     `${s.setup}. ${s.origin}.`,
     "",
@@ -72,7 +100,7 @@ export function formatScenario(index: number, s: ScenarioResult): string {
     ...cells.map(line),
   ];
   // Every table says which column its strategies improve, and why another one may not.
-  const what = reading(s.id, s.rows);
+  const what = part ? recipeReadings(s.id, s.rows) : reading(s.id, s.rows);
   if (what !== undefined) out.push("", what);
   const notes: string[] = [];
   if (s.loopDelay !== undefined) {

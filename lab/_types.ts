@@ -35,6 +35,12 @@ export interface RowResult {
   stats: CacheStats;
   /** One message per kind of error callers saw. */
   errorSamples: string[];
+  /** Redis commands the row's clients sent during the run (warm-up excluded). */
+  commands?: number;
+  /** Responses whose value had been loaded more than the TTL before the request started (true clock; steady scenarios). */
+  pastTtl?: number;
+  /** Responses with a value older than one this row had already answered another request with (for that key) before they started. */
+  older?: number;
   /** The near-cache scenario's readings (absent elsewhere); `series` then counts stale reads. */
   coherence?: CoherenceReadings;
 }
@@ -82,6 +88,8 @@ export interface ScenarioResult {
   loopDelay?: { p99: number; max: number };
   /** Invariant violations: impossible counts that make the lab exit non-zero. */
   problems: string[];
+  /** Sub-scenarios, each with its own table and chart (the recipes' comparison). */
+  parts?: ScenarioResult[];
   /** What the chart's bars count per bucket. @default {"origin calls"} */
   seriesLabel?: string;
 }

@@ -33,9 +33,10 @@ import { flush } from "./scenarios/flush.ts";
 import { hotKey } from "./scenarios/hot-key.ts";
 import { manyKeys } from "./scenarios/many-keys.ts";
 import { nearCache } from "./scenarios/near.ts";
+import { recipes } from "./scenarios/recipes.ts";
 import { slowOrigin } from "./scenarios/slow-origin.ts";
 
-const SCENARIOS: Scenario[] = [coldBurst, hotKey, manyKeys, slowOrigin, failingOrigin, flush, nearCache];
+const SCENARIOS: Scenario[] = [coldBurst, hotKey, manyKeys, slowOrigin, failingOrigin, flush, nearCache, recipes];
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 const { values: flags } = parseArgs({
@@ -106,8 +107,15 @@ for (const [k, { s, n }] of chosen.entries()) {
         bar.show(`lab${flags.quick ? " --quick" : ""}, scenario ${k + 1} of ${chosen.length}: ${text}`),
     });
     results.push(result);
-    const file = join(flags.out, `${n}-${s.id}.svg`);
-    writeFileSync(file, chartSvg(n, result));
+    // A scenario of several stories (the recipes) gets a chart per story.
+    const charts = result.parts === undefined
+      ? [{ file: join(flags.out, `${n}-${s.id}.svg`), svg: chartSvg(n, result) }]
+      : result.parts.map((p, i) => ({
+        file: join(flags.out, `${n}-${s.id}-${p.id}.svg`),
+        svg: chartSvg(`${n}.${i + 1}`, p),
+      }));
+    for (const c of charts) writeFileSync(c.file, c.svg);
+    const file = charts[0]!.file;
     print("");
     print(formatScenario(n, result));
     print("");
@@ -115,7 +123,9 @@ for (const [k, { s, n }] of chosen.entries()) {
     // The Markdown file embeds the chart by a path relative to itself.
     const embed = flags.md === undefined ? "" : relative(dirname(flags.md), file);
     print(
-      `chart: ${relative(process.cwd(), file)} (${took})`,
+      `chart${charts.length > 1 ? "s" : ""}: ${
+        charts.map((c) => relative(process.cwd(), c.file)).join(", ")
+      } (${took})`,
       `![${s.title}: ${result.seriesLabel ?? "origin calls"} over time](${embed}) (${took})`,
     );
   } catch (error) {
