@@ -8,7 +8,7 @@
  * @module
  */
 import type { RedisLike } from "../resp/mod.ts";
-import { type CacheStats, pipeline } from "../strategies/mod.ts";
+import { type CacheStats, pipeline, type Strategy } from "../strategies/mod.ts";
 import { describeRow, type LayerSettings, rowLabel, ROWS, strategiesFor } from "./_layers.ts";
 import { leasePublishRecipe } from "./recipes/lease_publish.ts";
 import { layeredRecipe } from "./recipes/layered.ts";
@@ -142,4 +142,23 @@ export function recipeSet(id: RecipeId, s: RecipeSettings): LabSet {
 /** The recipes' rows: herdless first, then the three articles. */
 export function recipeRows(layers: LayerSettings, s: RecipeSettings): LabSet[] {
   return [herdlessSet(layers, s.skewMs), recipeSet("001", s), recipeSet("000", s), recipeSet("002", s)];
+}
+
+/** Any list of herdless strategies as a row (fresh objects per cache: a strategy joins one cache only). */
+export function strategySet(label: string, strategies: string, make: () => Strategy[]): LabSet {
+  return {
+    label,
+    strategies,
+    open(redis, _pool, namespace, ttlMs, warm) {
+      const cache = pipeline<string>(
+        { redis, ttlMs, namespace, ...(warm ? { commandTimeoutMs: 10_000 } : {}) },
+        ...make(),
+      );
+      return {
+        get: (key, loader, timeoutMs) => cache.get(["k", key], loader, { timeoutMs }),
+        stats: () => cache.stats(),
+        close: () => cache.close(),
+      };
+    },
+  };
 }

@@ -71,6 +71,8 @@ interface Row {
   readonly loadedAt: Map<number, number>;
   /** Requests answered with a value loaded more than the TTL before they started. */
   pastTtl: number;
+  /** Each origin call's start and end, ms since the clock started. */
+  readonly loads: [number, number][];
   t0: number;
   older: number;
   sentBefore: number;
@@ -139,14 +141,17 @@ async function openRow(ctx: LabContext, spec: SteadySpec, set: LabSet, index: nu
     served: new Map(),
     loadedAt: new Map(),
     pastTtl: 0,
+    loads: [],
     t0: Infinity,
     older: 0,
     sentBefore: 0,
     loader: async () => {
       const pause = spec.pause !== undefined && !paused && performance.now() - row.t0 >= spec.pause.atMs;
       if (pause) paused = true;
+      const started = performance.now();
       const value = await origin.call();
       row.loadedAt.set(version(value), performance.now());
+      if (started >= row.t0) row.loads.push([started - row.t0, performance.now() - row.t0]);
       if (pause) await new Promise((r) => setTimeout(r, spec.pause!.ms));
       return value;
     },
@@ -269,6 +274,7 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
         commands: sent(row) - row.sentBefore,
         older: row.older,
         pastTtl: row.pastTtl,
+        loads: row.loads,
       };
       results.push(result);
       problems.push(...checkRow(spec.title, result, load.hung, load.ok + load.errors + load.timeouts));

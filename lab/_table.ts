@@ -84,8 +84,10 @@ export function formatScenario(index: number | string, s: ScenarioResult, part =
     : s.rows.length > 0 && s.rows.every((r) => r.coherence !== undefined)
     ? COHERENCE_COLUMNS
     : COLUMNS;
-  const cells = s.rows.map((r) => columns.map((c) => c.cell(r)));
-  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
+  // A scenario with its own columns (the XFetch comparison) brings its cells.
+  const titles = s.table?.columns ?? columns.map((c) => c.title);
+  const cells = s.table?.cells ?? s.rows.map((r) => columns.map((c) => c.cell(r)));
+  const widths = titles.map((t, i) => Math.max(t.length, ...cells.map((row) => row[i]!.length)));
   // The first column is text (left-aligned), the others are numbers (right-aligned).
   const pad = (text: string, i: number) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!));
   const line = (texts: string[]) => `| ${texts.map(pad).join(" | ")} |`;
@@ -95,12 +97,12 @@ export function formatScenario(index: number | string, s: ScenarioResult, part =
     "",
     `${s.setup}. ${s.origin}.`,
     "",
-    line(columns.map((c) => c.title)),
+    line(titles),
     rule,
     ...cells.map(line),
   ];
   // Every table says which column its strategies improve, and why another one may not.
-  const what = part ? recipeReadings(s.id, s.rows) : reading(s.id, s.rows);
+  const what = s.reading ?? (part ? recipeReadings(s.id, s.rows) : reading(s.id, s.rows));
   if (what !== undefined) out.push("", what);
   const notes: string[] = [];
   if (s.loopDelay !== undefined) {
