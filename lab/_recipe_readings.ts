@@ -25,12 +25,12 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
       `request against ${perReq(h)}: Redis load grows with the waiters and the origin time.`,
     "recipe 002": (r) =>
       `one load (${n(r.originCalls)}) and few commands (${perReq(r)} per request): single flight keeps one waiter ` +
-      "per process, which backs off 50 to 500 ms; the price shows when the owner is slow (4 s story).",
+      "per process, which backs off 50 to 500 ms; the price shows when the owner is slow (the 5 s story).",
   },
   "hot-key": {
     "recipe 001": (r) =>
-      `holds here (${n(r.originCalls)} origin calls, ${stale(r)} served past the TTL); its +-10% jitter lets a ` +
-      "value outlive the configured TTL, which herdless' jitter never does (it only shortens).",
+      `holds here (${n(r.originCalls)} origin calls, ${stale(r)} served past the TTL); its +-10% jitter can let a ` +
+      "value outlive the configured TTL (its test shows it), which herdless' jitter never does (it only shortens).",
     "recipe 000": (r) =>
       `no stale serving and no early refresh: every expiry is a miss that callers wait out polling (p99 ${
         ms(r.latency.p99)
@@ -50,7 +50,7 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
       `peak ${n(r.peakConcurrent)} (herdless ${n(h.peakConcurrent)}): its 20 slots are per process, ` +
       "so 4 processes may run 80 loads; herdless' limit() caps each cache at 8 and refuses the excess at once.",
   },
-  "slow-origin-1000": {
+  "slow-origin-below": {
     "recipe 001": (r, h) =>
       `one load, but its waiters poll through the whole second: ${perReq(r)} commands per request (herdless ${
         perReq(h)
@@ -62,13 +62,13 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
       `one load and ${perReq(r)} commands per request: the waiters of another process back off ` +
       "50-500 ms, so their p99 rises past the origin time.",
   },
-  "slow-origin-4000": {
+  "slow-origin-above": {
     "recipe 001": (r) =>
       `the failure its article calls a last resort: past 50 x 50 ms every waiter calls the origin itself ` +
       `(${n(r.originCalls)} origin calls, ${n(r.peakConcurrent)} at once, none stored), where herdless' ` +
       "waiters keep waiting for the one load (its lease and wait are set above the origin time).",
     "recipe 000": (r) =>
-      `every caller times out (${failed(r)}): its 2 s deadline covers the owner's load too, so a 4 s origin ` +
+      `every caller times out (${failed(r)}): its 2 s deadline covers the owner's load too, so a 5 s origin ` +
       `is abandoned and re-started by the next owner (${n(r.originCalls)} calls, none published).`,
     "recipe 002": (r) =>
       `every caller fails (${failed(r)}): the other processes' waiters give up after 1.25 s of backoff, the ` +
@@ -100,10 +100,9 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
   },
   "clock-skew": {
     "recipe 001": (r) =>
-      `the skewed process writes expiries 30 s late, so the other processes never refresh early: ` +
-      `${stale(r)} responses served past the TTL and a hard miss when Redis drops the value ` +
-      `(${n(r.originCalls)} origin calls, p99 ${ms(r.latency.p99)} ms); herdless reads the TTL from Redis, ` +
-      "never from a clock.",
+      `the skewed process writes an expiry 30 s late, so the other processes never refresh: ` +
+      `${stale(r)} responses served past the TTL (${n(r.originCalls)} origin calls), until Redis drops the value ` +
+      "at TTL + grace; herdless reads the remaining time from Redis (PTTL), never from a clock.",
     "recipe 000": () => "unaffected: it keeps no timestamps, only Redis TTLs (as herdless).",
     "recipe 002": (r) =>
       `the same as 001: its envelope's expiry is the writer's wall clock, ${stale(r)} responses served ` +

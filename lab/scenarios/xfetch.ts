@@ -67,8 +67,8 @@ export const xfetchPaper: Scenario = {
   async run(ctx: LabContext): Promise<ScenarioResult> {
     const ttlMs = 2000;
     const deltaMs = 100;
-    // 400, not 1,000: six rows side by side on a shared machine must not starve the lab's own event loop.
-    const rate = 400;
+    // 200, not 1,000: six rows side by side on a shared machine must not starve the lab's own event loop.
+    const rate = 200;
     const durationMs = ctx.quick ? 12_000 : 24_000;
     const layers = layerSettings(ttlMs, { waitMs: 1000 });
     const sets = BETAS.flatMap((beta) => [
