@@ -29,8 +29,9 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
   },
   "hot-key": {
     "recipe 001": (r) =>
-      `holds here (${n(r.originCalls)} origin calls, ${stale(r)} served past the TTL); its +-10% jitter can let a ` +
-      "value outlive the configured TTL (its test shows it), which herdless' jitter never does (it only shortens).",
+      `holds here (${n(r.originCalls)} origin calls); ${stale(r)} responses past the TTL are lock losers serving ` +
+      "their copy while the owner reloads in its caller's path, and its +-10% jitter can let a value outlive the " +
+      "configured TTL (its test shows it), which herdless' jitter never does (it only shortens).",
     "recipe 000": (r) =>
       `no stale serving and no early refresh: every expiry is a miss that callers wait out polling (p99 ${
         ms(r.latency.p99)
@@ -90,7 +91,7 @@ const LINES: Record<string, Partial<Record<string, Line>>> = {
     "recipe 001": (r, h) =>
       `peak in flight ${n(r.peakConcurrent)} against herdless' ${n(h.peakConcurrent)}: nothing bounds ` +
       "loads across keys, so the slowing origin serves them all at once; herdless caps them and refuses the rest " +
-      `fast (its ${failed(h)} errors and timeouts are that refusal).`,
+      `fast (errors and timeouts: ${failed(h)}).`,
     "recipe 000": (r, h) =>
       `peak ${n(r.peakConcurrent)} (herdless ${n(h.peakConcurrent)}): one load per key, but every key at ` +
       "once, and its waiters poll.",

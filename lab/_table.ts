@@ -68,6 +68,34 @@ function fine(n: number): string {
   return n < 1 ? n.toFixed(2) : ms(n);
 }
 
+// One cell of the recipes' summary: the row's counts in one line, the failures only when there are any.
+function summaryCell(r: RowResult): string {
+  const cmds = r.requests === 0 ? "0" : ((r.commands ?? 0) / r.requests).toFixed(1);
+  const calls = `${count(r.originCalls)} call${r.originCalls === 1 ? "" : "s"}`;
+  const parts = [r.peakConcurrent > 1 ? `${calls} (${count(r.peakConcurrent)} at once)` : calls];
+  parts.push(`${cmds} cmd/req`, `p99 ${ms(r.latency.p99)}`);
+  const stale = r.pastTtl ?? r.stale;
+  if (stale > 0) parts.push(`${count(stale)} stale`);
+  if ((r.older ?? 0) > 0) parts.push(`**${count(r.older!)} older**`);
+  if (r.errors + r.timeouts > 0) parts.push(`**${count(r.errors + r.timeouts)} failed**`);
+  return parts.join(", ");
+}
+
+/** A scenario of stories in one table: a line per story, a column per row (the README leads with it). */
+export function summaryTable(parts: readonly ScenarioResult[]): string {
+  const labels = parts[0]?.rows.map((r) => r.set) ?? [];
+  const titles = ["story", ...labels];
+  const cells = parts.map((p) =>
+    [p.title, ...labels.map((l) => p.rows.find((r) => r.set === l))].map((c) =>
+      typeof c === "string" ? c : c === undefined ? "-" : summaryCell(c)
+    )
+  );
+  const widths = titles.map((t, i) => Math.max(t.length, ...cells.map((row) => row[i]!.length)));
+  const line = (texts: string[]) => `| ${texts.map((t, i) => t.padEnd(widths[i]!)).join(" | ")} |`;
+  const rule = `|${widths.map((w) => `:${"-".repeat(w + 1)}`).join("|")}|`;
+  return [line(titles), rule, ...cells.map(line)].join("\n");
+}
+
 /** The scenario's section: heading, setup, origin label, table, and what needs a word (drops, error kinds). */
 export function formatScenario(index: number | string, s: ScenarioResult, part = false): string {
   if (s.parts !== undefined) {
@@ -75,6 +103,12 @@ export function formatScenario(index: number | string, s: ScenarioResult, part =
       `### ${index}. ${s.title}`,
       "",
       `${s.setup}.`,
+      "",
+      "Per story and row: origin calls (and the most at once, when above 1), Redis commands per request, p99 ms; " +
+      "then, when not zero, responses served " +
+      "past their TTL (stale), responses older than a value already served (older), errors and timeouts (failed).",
+      "",
+      summaryTable(s.parts),
       ...s.parts.map((p, i) => `\n${formatScenario(`${index}.${i + 1}`, p, true)}`),
     ]
       .join("\n");
