@@ -86,7 +86,14 @@ LeasePublish(
     time.auto((ms) => ms < 2000);
     const held = deferred<string>();
     let calls = 0;
-    const recipe = leasePublishRecipe({ redis: db.redis, ttlMs: 10_000, sleep: time.sleep, waitMs: 2000 });
+    // A lease far longer than the test: only the owner's release can remove it.
+    const recipe = leasePublishRecipe({
+      redis: db.redis,
+      ttlMs: 10_000,
+      leaseMs: 600_000,
+      sleep: time.sleep,
+      waitMs: 2000,
+    });
     const owner = recipe.get(id, () => (calls++, held.promise));
     owner.catch(() => {});
     await until(() => calls === 1);
