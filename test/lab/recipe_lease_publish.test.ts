@@ -111,6 +111,22 @@ LeasePublish(
   },
 );
 
+LeasePublish(
+  "no early refresh and nothing stale: a stored value is served without a load until Redis expires it, then the next caller loads",
+  async () => {
+    const id = `${db.ns()}:k`;
+    let calls = 0;
+    const load = () => Promise.resolve(`v${++calls}`);
+    const recipe = leasePublishRecipe({ redis: db.redis, ttlMs: 50, jitterMs: 0 });
+    assert.is(await recipe.get(id, load), "v1");
+    assert.is(await recipe.get(id, load), "v1");
+    assert.is(calls, 1);
+    await until(async () => (await db.redis.send(["EXISTS", keysFor(id)[0]])) === 0);
+    assert.is(await recipe.get(id, load), "v2", "the expired value is gone, not served stale");
+    assert.is(recipe.stats().stale, 0);
+  },
+);
+
 LeasePublish("bad settings are a RangeError naming them", () => {
   assert.throws(() => leasePublishRecipe({ redis: db.redis, ttlMs: 1.5 }), /'ttlMs' must be an integer/);
   assert.throws(() => leasePublishRecipe({ redis: db.redis, ttlMs: 1000, jitterMs: 1000 }), /jitter/);
