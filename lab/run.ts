@@ -5,7 +5,7 @@
  * one SVG chart per scenario (and JSON or Markdown on request).
  *
  * Flags:
- *   --quick          a short run (about 20 s on 2 shared cores; CI runs it)
+ *   --quick          a short run (about 1.5 min on 2 shared cores; CI runs it; full-only scenarios left out)
  *   --json <file>    write every result, time series included
  *   --md <file>      write the printed report to a file too
  *   --out <dir>      where the charts go (default lab/out)
