@@ -158,4 +158,28 @@ test("over RESP2 the near tier runs on invalidation messages; losing their conne
   }
 });
 
+test("where the nodes refuse CLIENT TRACKING (an ACL), the near tier moves to messages and stays coherent", async (ctx) => {
+  for (const url of ctx.cluster.seeds) {
+    const port = Number(new URL(url).port);
+    ctx.cluster.cli(port, "ACL", "SETUSER", "nt", "on", ">pw", "~*", "&*", "+@all", "-client|tracking");
+  }
+  const refused = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3, username: "nt", password: "pw" });
+  const namespace = shared.ns();
+  const modes: string[] = [];
+  const reader = pipeline<string>(
+    { redis: refused, ttlMs: 60_000, namespace, onEvent: (e) => e.type === "invalidation-mode" && modes.push(e.mode) },
+    near({ maxEntries: 100 }),
+  );
+  const writer = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  try {
+    await held(reader, "item", "v1");
+    assert.equal([reader.invalidationMode(), modes], ["messages", ["messages"]]);
+    await writer.set("item", "v2");
+    await until(async () => (await reader.get("item", () => "never")) === "v2");
+  } finally {
+    await Promise.all([reader.close(), writer.close()]);
+    await refused.close();
+  }
+});
+
 test.run();
