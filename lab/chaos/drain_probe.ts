@@ -27,8 +27,11 @@ export interface Drained {
   ms: number;
 }
 
-/** Keep `depth` `GET`s of `key` in flight for `forMs`, then wait for the last; bytes over the whole time. */
-export async function measureDrain(redis: RedisLike, key: string, forMs: number, depth = 8): Promise<Drained> {
+/**
+ * Keep `depth` `GET`s of `key` in flight (enough that the connection never idles, few enough that a slow machine
+ * is not left a backlog) for `forMs`, then wait for the last; bytes over the whole time.
+ */
+export async function measureDrain(redis: RedisLike, key: string, forMs: number, depth = 2): Promise<Drained> {
   const started = performance.now();
   let bytes = 0;
   const lane = async () => {

@@ -187,6 +187,7 @@ export function buildFaults(faultMs: number): Fault[] {
       name: BIG,
       async run(ctx) {
         const { admin, plan, workers, workerCount } = ctx;
+        if (!plan.bigFits) return `not run: ${unfit(plan, bigDemand(plan, workerCount) * (plan.bigEveryMs / 1000))}`;
         // Earlier faults flushed or restarted the server: the raw value is written again, past the proxy.
         await admin.send(["SET", RAW_BIG_KEY, "x".repeat(settings.bigBytes)]);
         await repeat(plan.bigEveryMs, () => workers.broadcast(`burst ${plan.bigGets}`));
@@ -204,6 +205,7 @@ export function buildFaults(faultMs: number): Fault[] {
       name: HUGE,
       async run(ctx) {
         const { admin, plan, workers } = ctx;
+        if (!plan.hugeFits) return `not run: ${unfit(plan, settings.hugeBytes)}`;
         await repeat(plan.hugeEveryMs, () => workers.broadcast("huge"));
         const run = await settleLoad(HUGE, ctx);
         // Where the value ended up, whatever worker 0 was told: keys() is pure, this cache sends nothing.
@@ -220,6 +222,13 @@ export function buildFaults(faultMs: number): Fault[] {
       },
     },
   ];
+}
+
+/** Why a load fault was skipped: one round of it would outlast the fault at the drain's share. */
+function unfit(plan: LoadPlan, roundBytes: number): string {
+  return `one round (${mb(roundBytes)}) needs ${
+    Math.round(roundBytes / (plan.drainBytesPerSec * plan.fraction) * 100) / 100
+  } s at ${pct(plan.fraction)} of the measured drain (${rate(plan.drainBytesPerSec)}), more than the fault lasts`;
 }
 
 function pct(share: number): string {

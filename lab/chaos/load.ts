@@ -17,38 +17,52 @@ export interface LoadPlan {
   drainBytesPerSec: number;
   /** Share of the drain the faults may ask. */
   fraction: number;
-  /** Raw GETs of the 1 MB value each worker sends at once, every `bigEveryMs`. */
+  /** Raw GETs of the 1 MB value each worker sends at once (after one cached get of it), every `bigEveryMs`. */
   bigGets: number;
   bigEveryMs: number;
   /** How often worker 0 gets the 64 MB value. */
   hugeEveryMs: number;
+  /** False when one round of the fault (a burst; one 64 MB get) could not arrive within the fault at this share. */
+  bigFits: boolean;
+  hugeFits: boolean;
 }
 
 /**
- * Size the load faults to `fraction` of the measured drain: at most
- * `settings.bigBurst` gets of the 1 MB value per worker per second (the
- * fault as issue 12 asked it), at least one; the 64 MB value keeps its
- * size (it is what makes its write outlast its lease) and is asked less
- * often, never more than once a second.
+ * Size the load faults to `fraction` of the measured drain: each worker's
+ * burst is one cached get of the 1 MB value and at most `settings.bigBurst`
+ * raw GETs of it (the fault as issue 12 asked it), at least one, once a
+ * second or less often; the 64 MB value keeps its size (it is what makes
+ * its write outlast its lease) and is asked once a second or less often.
+ * A fault one round of which would not arrive within `faultMs` at that
+ * share does not fit this machine: the run skips it and says so.
  */
-export function planLoads(drainBytesPerSec: number, fraction: number, workers: number): LoadPlan {
+export function planLoads(drainBytesPerSec: number, fraction: number, workers: number, faultMs: number): LoadPlan {
   if (!(fraction > 0 && fraction <= 1)) {
     throw new RangeError(`Cannot size the chaos load: 'fraction' must be in (0, 1], got ${fraction}`);
   }
   if (!(drainBytesPerSec > 0)) {
     throw new RangeError(`Cannot size the chaos load: the drain must be positive, got ${drainBytesPerSec} B/s`);
   }
-  const bigEveryMs = 1000;
   const budget = drainBytesPerSec * fraction;
-  const perWorker = (budget * (bigEveryMs / 1000)) / workers;
-  const bigGets = Math.max(1, Math.min(settings.bigBurst, Math.floor(perWorker / settings.bigBytes)));
-  const hugeEveryMs = Math.max(1000, Math.ceil((settings.hugeBytes / budget) * 1000));
-  return { drainBytesPerSec, fraction, bigGets, bigEveryMs, hugeEveryMs };
+  const perWorker = budget / workers;
+  const bigGets = Math.max(1, Math.min(settings.bigBurst, Math.floor(perWorker / settings.bigBytes) - 1));
+  const burstBytes = workers * (bigGets + 1) * settings.bigBytes;
+  const bigMs = Math.ceil((burstBytes / budget) * 1000);
+  const hugeMs = Math.ceil((settings.hugeBytes / budget) * 1000);
+  return {
+    drainBytesPerSec,
+    fraction,
+    bigGets,
+    bigEveryMs: Math.max(1000, bigMs),
+    hugeEveryMs: Math.max(1000, hugeMs),
+    bigFits: bigMs <= faultMs,
+    hugeFits: hugeMs <= faultMs,
+  };
 }
 
-/** Bytes per second the 1 MB fault asks of all workers together. */
+/** Bytes per second the 1 MB fault asks of all workers together (the cached get of each burst included). */
 export function bigDemand(plan: LoadPlan, workers: number): number {
-  return (workers * plan.bigGets * settings.bigBytes * 1000) / plan.bigEveryMs;
+  return (workers * (plan.bigGets + 1) * settings.bigBytes * 1000) / plan.bigEveryMs;
 }
 
 /** Bytes per second the 64 MB fault asks of worker 0. */

@@ -153,7 +153,7 @@ async function measureDrain(): Promise<string> {
   if (answers.length < workerCount || bytes === 0) {
     broken.push(`the drain could not be measured (${answers.length} of ${workerCount} workers answered, ${bytes} B)`);
   }
-  plan = planLoads(bytes > 0 ? (bytes * 1000) / ms : settings.bigBytes, fraction, workerCount);
+  plan = planLoads(bytes > 0 ? (bytes * 1000) / ms : settings.bigBytes, fraction, workerCount, timing.faultMs);
   drained = `drain measured ${byteRate(plan.drainBytesPerSec)} (${workerCount} connections through the proxy, ${
     Math.round(bytes / 1024 / 1024)
   } MB in ${Math.round(ms)} ms)`;
@@ -213,11 +213,12 @@ console.log(
 );
 if (plan !== undefined) {
   console.log(
-    `Load faults sized to ${Math.round(fraction * 100)}% of the ${drained}: 1 MB value ${plan.bigGets} x per worker ` +
-      `every ${plan.bigEveryMs} ms (${
-        byteRate(bigDemand(plan, workerCount))
-      }), 64 MB value every ${plan.hugeEveryMs} ms ` +
-      `(${byteRate(hugeDemand(plan))}); recovery from them counted from their last reply.\n`,
+    `Load faults sized to ${Math.round(fraction * 100)}% of the ${drained}: 1 MB value 1 + ${plan.bigGets} raw x ` +
+      `per worker every ${plan.bigEveryMs} ms (${byteRate(bigDemand(plan, workerCount))}${
+        plan.bigFits ? "" : ", too much for this machine: not run"
+      }), 64 MB value every ${plan.hugeEveryMs} ms (${byteRate(hugeDemand(plan))}${
+        plan.hugeFits ? "" : ", too much for this machine: not run"
+      }); recovery from them counted from their last reply.\n`,
   );
 }
 console.log(formatTable(rows, notes));

@@ -8,28 +8,43 @@ const MB = 1024 * 1024;
 
 Load("planLoads() asks of the 1 MB and 64 MB faults the stated fraction of the drain, never more", () => {
   // 200 MB/s drained by 4 connections, half of it for the faults: 25 MB per worker per second, 100 MB/s in all.
-  const plan = planLoads(200 * MB, 0.5, 4);
-  assert.is(plan.bigGets, 25);
+  const plan = planLoads(200 * MB, 0.5, 4, 3000);
+  assert.is(plan.bigGets, 24); // and the cached get
+  assert.is(plan.bigEveryMs, 1000);
   assert.is(bigDemand(plan, 4), 100 * MB);
   // 64 MB at 100 MB/s: 640 ms, so the 64 MB value keeps its once a second.
   assert.is(plan.hugeEveryMs, 1000);
-  // A loaded machine: 40 MB/s drained, 20 MB/s for the faults.
-  const loaded = planLoads(40 * MB, 0.5, 4);
-  assert.is(loaded.bigGets, 5);
-  assert.ok(bigDemand(loaded, 4) <= 20 * MB);
-  assert.is(loaded.hugeEveryMs, 3200);
-  assert.ok(hugeDemand(loaded) <= 20 * MB);
+  assert.ok(plan.bigFits && plan.hugeFits);
+  // A loaded machine: 8 MB/s drained, 4 MB/s for the faults: the smallest burst (2 MB a worker) every 2 s.
+  const loaded = planLoads(8 * MB, 0.5, 4, 3000);
+  assert.is(loaded.bigGets, 1);
+  assert.is(loaded.bigEveryMs, 2000);
+  assert.is(bigDemand(loaded, 4), 4 * MB);
+  assert.is(loaded.hugeEveryMs, 16_000);
+  assert.ok(hugeDemand(loaded) <= 4 * MB);
 });
 
-Load("planLoads() keeps the 1 MB fault between one get and the fault as issue 12 asked it", () => {
-  assert.is(planLoads(10_000 * MB, 1, 4).bigGets, settings.bigBurst);
-  assert.is(planLoads(1 * MB, 0.5, 4).bigGets, 1);
+Load("planLoads() says a fault does not fit when one round of it would outlast the fault at the stated share", () => {
+  // 40 MB/s, 20 for the faults: one 64 MB get needs 3.2 s, more than a 3 s fault; a 5 MB burst a worker fits.
+  const loaded = planLoads(40 * MB, 0.5, 4, 3000);
+  assert.equal([loaded.bigFits, loaded.hugeFits], [true, false]);
+  assert.ok(planLoads(40 * MB, 0.5, 4, 3200).hugeFits);
+  // 1 MB/s: even the smallest burst, 8 MB over four workers, needs 16 s.
+  const starved = planLoads(1 * MB, 0.5, 4, 3000);
+  assert.equal([starved.bigGets, starved.bigFits, starved.hugeFits], [1, false, false]);
+});
+
+Load("planLoads() keeps the 1 MB fault at most as issue 12 asked it", () => {
+  assert.is(planLoads(10_000 * MB, 1, 4, 3000).bigGets, settings.bigBurst);
 });
 
 Load("planLoads() refuses a fraction outside (0, 1] and a drain that was not measured", () => {
-  assert.throws(() => planLoads(100 * MB, 0, 4), (e: Error) => e instanceof RangeError && /'fraction'/.test(e.message));
-  assert.throws(() => planLoads(100 * MB, 1.5, 4), RangeError);
-  assert.throws(() => planLoads(0, 0.5, 4), (e: Error) => e instanceof RangeError && /drain/.test(e.message));
+  assert.throws(
+    () => planLoads(100 * MB, 0, 4, 3000),
+    (e: Error) => e instanceof RangeError && /'fraction'/.test(e.message),
+  );
+  assert.throws(() => planLoads(100 * MB, 1.5, 4, 3000), RangeError);
+  assert.throws(() => planLoads(0, 0.5, 4, 3000), (e: Error) => e instanceof RangeError && /drain/.test(e.message));
 });
 
 Load("loadRun() sums the workers' answers and counts a missing answer as unsettled", () => {
