@@ -70,9 +70,10 @@ export function hugeDemand(plan: LoadPlan): number {
   return (settings.hugeBytes * 1000) / plan.hugeEveryMs;
 }
 
-/** `123 MB/s`. */
+/** `123 MB/s`, `0.4 MB/s`. */
 export function rate(bytesPerSec: number): string {
-  return `${Math.round(bytesPerSec / 1024 / 1024).toLocaleString("en-US")} MB/s`;
+  const mbs = bytesPerSec / 1024 / 1024;
+  return `${mbs < 10 ? mbs.toFixed(1) : Math.round(mbs).toLocaleString("en-US")} MB/s`;
 }
 
 /** A load fault as it ran: what the workers asked and what arrived. */

@@ -150,13 +150,14 @@ async function measureDrain(): Promise<string> {
   const answers = await workers.ask(`drain ${settings.drainProbeMs}`, "drain", settings.hangMs);
   const bytes = answers.reduce((a, d) => a + d.bytes, 0);
   const ms = Math.max(0, ...answers.map((d) => d.ms));
-  if (answers.length < workerCount || bytes === 0) {
-    broken.push(`the drain could not be measured (${answers.length} of ${workerCount} workers answered, ${bytes} B)`);
+  // A worker too starved to answer within the bound counts as having drained nothing: the drain is a lower bound.
+  if (bytes === 0) {
+    broken.push(`the drain could not be measured (${answers.length} of ${workerCount} workers answered)`);
   }
   plan = planLoads(bytes > 0 ? (bytes * 1000) / ms : settings.bigBytes, fraction, workerCount, timing.faultMs);
   drained = `drain measured ${byteRate(plan.drainBytesPerSec)} (${workerCount} connections through the proxy, ${
     Math.round(bytes / 1024 / 1024)
-  } MB in ${Math.round(ms)} ms)`;
+  } MB in ${Math.round(ms)} ms, ${answers.length} of ${workerCount} workers answering within ${settings.hangMs} ms)`;
   return drained;
 }
 try {
