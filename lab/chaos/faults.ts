@@ -187,7 +187,11 @@ export function buildFaults(faultMs: number): Fault[] {
       name: BIG,
       async run(ctx) {
         const { admin, plan, workers, workerCount } = ctx;
-        if (!plan.bigFits) return `not run: ${unfit(plan, bigDemand(plan, workerCount) * (plan.bigEveryMs / 1000))}`;
+        // A skipped fault still takes its time, so that its row's rates compare with the others'.
+        if (!plan.bigFits) {
+          await sleepOut();
+          return `not run: ${unfit(plan, bigDemand(plan, workerCount) * (plan.bigEveryMs / 1000))}`;
+        }
         // Earlier faults flushed or restarted the server: the raw value is written again, past the proxy.
         await admin.send(["SET", RAW_BIG_KEY, "x".repeat(settings.bigBytes)]);
         await repeat(plan.bigEveryMs, () => workers.broadcast(`burst ${plan.bigGets}`));
@@ -205,7 +209,10 @@ export function buildFaults(faultMs: number): Fault[] {
       name: HUGE,
       async run(ctx) {
         const { admin, plan, workers } = ctx;
-        if (!plan.hugeFits) return `not run: ${unfit(plan, settings.hugeBytes)}`;
+        if (!plan.hugeFits) {
+          await sleepOut();
+          return `not run: ${unfit(plan, settings.hugeBytes)}`;
+        }
         await repeat(plan.hugeEveryMs, () => workers.broadcast("huge"));
         const run = await settleLoad(HUGE, ctx);
         // Where the value ended up, whatever worker 0 was told: keys() is pure, this cache sends nothing.
