@@ -106,7 +106,8 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
       ...(r === undefined ? { note: why ?? "n/a (a side has no figure)" } : {}),
     });
   };
-  for (const near of NEAR_CACHES) {
+  // Issue 20: the README's call (tuple, closure and { timeoutMs } per call) is what the targets judge.
+  for (const near of ["near-cl", "near-full"] as const) {
     for (const [scenario, label] of scenarios) {
       if (!has(scenario) && c.nearWhy === undefined) continue;
       atLeast(
@@ -121,14 +122,24 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
         near,
         "bento-l1l2",
         scenario,
-        10,
+        15,
       );
     }
   }
   for (const [scenario, label] of scenarios) {
+    if (!has(scenario) && c.nearWhy === undefined) continue;
+    atLeast(
+      `near hit, README call / string id built once (within 1.3x), ${label}`,
+      "near-cl",
+      "near-cl-str",
+      scenario,
+      1 / 1.3,
+    );
+  }
+  for (const [scenario, label] of scenarios) {
     if (!has(scenario)) continue;
     atLeast(
-      `remote hit, full pipeline, ${label}: / raw GET`,
+      `remote hit (${CACHE_LABELS.full}), ${label}: / raw GET`,
       "full",
       "raw-get",
       scenario,
