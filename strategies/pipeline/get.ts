@@ -43,13 +43,14 @@ export class Gets {
   /** One `get`, through the fastest path its call allows. */
   get(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
     const core = this.#core;
+    // Derived once per call, whatever path it takes (remembered across calls by the key memo).
+    let keys: Keys;
+    try {
+      keys = core.keys(identity);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (options === undefined && this.#life.closing === undefined && typeof loader === "function") {
-      let keys: Keys;
-      try {
-        keys = core.keys(identity);
-      } catch (error) {
-        return Promise.reject(error);
-      }
       // The hot path: a call without options whose entry the near tier holds
       // is answered without an await, a closure or an allocation of its own.
       if (core.local !== undefined) {
@@ -61,7 +62,7 @@ export class Gets {
       // (Only while tracking is on: until then the slow path waits for it.)
       if (core.reader.direct(keys.data)) return this.#getDirect(keys, identity, loader);
     }
-    return this.#getSlow(identity, loader, options);
+    return this.#getSlow(keys, identity, loader, options);
   }
 
   async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>): Promise<unknown> {
@@ -105,14 +106,18 @@ export class Gets {
     return entry.value;
   }
 
-  async #getSlow(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
+  async #getSlow(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    options: GetOptions | undefined,
+  ): Promise<unknown> {
     this.#life.enter();
     try {
       func("get", "loader", loader);
       const core = this.#core;
       const o = options === undefined ? NO_OPTIONS : optionsObject<GetOptions>("get", options);
       const call = o === NO_OPTIONS ? defaultCall(core.ttlMs) : callSettings("get", o, core);
-      const keys = core.keys(identity);
       // Without a timeout the caller's own signal (or none) is all there is to obey.
       if (call.timeoutMs === undefined) return await this.#get(keys, identity, loader, call, o.signal ?? NEVER);
       const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
