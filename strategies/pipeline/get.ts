@@ -20,7 +20,6 @@ import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
-const NO_OPTIONS: GetOptions = Object.freeze({});
 const NO_HIT = Symbol("no near hit");
 
 /** The fill request of one call, or of a background refresh. */
@@ -42,33 +41,57 @@ export class Gets {
 
   /** One `get`, through the fastest path its call allows. */
   get(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
+    // A closed cache or a loader that is not a function: refused, in that order.
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse(loader);
     const core = this.#core;
-    // Derived once per call, whatever path it takes (remembered across calls by the key memo).
     let keys: Keys;
+    let call: CallSettings;
+    let signal: AbortSignal | undefined;
     try {
+      // Derived once per call, whatever path it takes (remembered across calls by the key memo).
       keys = core.keys(identity);
+      if (options === undefined) call = defaultCall(core.ttlMs);
+      else {
+        const o = optionsObject<GetOptions>("get", options);
+        call = callSettings("get", o, core);
+        signal = o.signal;
+      }
     } catch (error) {
       return Promise.reject(error);
     }
-    if (options === undefined && this.#life.closing === undefined && typeof loader === "function") {
-      // The hot path: a call without options whose entry the near tier holds
-      // is answered without an await, a closure or an allocation of its own.
-      if (core.local !== undefined) {
-        const hit = this.#nearHit(keys, identity, loader);
-        if (hit !== NO_HIT) return Promise.resolve(hit);
-      }
-      // The next hottest: one GET, and a hit judged in the continuation of
-      // its reply, with one async frame between the caller and the client.
-      // (Only while tracking is on: until then the slow path waits for it.)
-      if (core.reader.direct(keys.data)) return this.#getDirect(keys, identity, loader);
+    // The hot path: an entry the near tier holds is answered without an
+    // await or a closure; per-call options cost nothing here (no signal, no
+    // timer: the call never waits).
+    if (core.local !== undefined) {
+      const hit = this.#nearHit(keys, identity, loader, call);
+      if (hit !== NO_HIT) return Promise.resolve(hit);
     }
-    return this.#getSlow(keys, identity, loader, options);
+    // The next hottest: one GET, and a hit judged in the continuation of
+    // its reply, with one async frame between the caller and the client.
+    // (Only while tracking is on: until then the slow path waits for it.)
+    // Its one command is bounded by commandTimeoutMs, so a timeoutMs at
+    // least as long needs no timer until a miss has to wait for a load.
+    if (
+      signal === undefined && (call.timeoutMs === undefined || call.timeoutMs >= core.commandTimeoutMs) &&
+      core.reader.direct(keys.data)
+    ) {
+      return this.#getDirect(keys, identity, loader, call);
+    }
+    return this.#getSlow(keys, identity, loader, call, signal);
   }
 
-  async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>): Promise<unknown> {
+  async #refuse(loader: Loader<unknown>): Promise<never> {
+    this.#life.enter();
+    this.#life.leave();
+    func("get", "loader", loader);
+    throw closedError();
+  }
+
+  async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings): Promise<unknown> {
     const reader = this.#core.reader;
     const key = keys.data;
     this.#life.enter();
+    const scope = call.timeoutMs === undefined ? undefined : new CallScope(key, undefined, call.timeoutMs);
     try {
       const marker = reader.begin(key);
       let raw: Reply | undefined;
@@ -79,17 +102,25 @@ export class Gets {
       }
       const settled = raw === undefined ? undefined : reader.settle(key, raw, marker);
       const entry = settled instanceof Promise ? await settled : settled;
-      const out = this.#serve(keys, identity, loader, defaultCall(this.#core.ttlMs), NEVER, entry, false);
+      const out = this.#serve(keys, identity, loader, call, scope, entry, false);
       // A hit's value is returned as is: an await of it would cost one more turn.
       return out instanceof Promise ? await out : out;
+    } catch (error) {
+      if (scope !== undefined && error === scope.timedOut) this.#timedOut(key, call);
+      throw error;
     } finally {
+      scope?.dispose();
       this.#life.leave();
     }
   }
 
+  #timedOut(key: string, call: CallSettings): void {
+    this.#core.rec.emit({ type: "timeout", key, waitedMs: call.timeoutMs! });
+  }
+
   // A judged near entry that needs no load: its value (a refresh it calls
   // for starts in the background), or NO_HIT to take the general path.
-  #nearHit(keys: Keys, identity: Identity, loader: Loader<unknown>): unknown {
+  #nearHit(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings): unknown {
     const core = this.#core;
     // Tracking down (or not yet on): the slow path waits for it or retries it.
     if (!core.tracker.active) return NO_HIT;
@@ -100,9 +131,7 @@ export class Gets {
     const key = keys.data;
     core.rec.served(key, verdict.kind === "stale", true);
     core.supersede(key);
-    if (verdict.kind !== "hit") {
-      this.refresh(keys, identity, loader, defaultCall(core.ttlMs), entry, verdict.kind === "refresh");
-    }
+    if (verdict.kind !== "hit") this.refresh(keys, identity, loader, call, entry, verdict.kind === "refresh");
     return entry.value;
   }
 
@@ -110,26 +139,18 @@ export class Gets {
     keys: Keys,
     identity: Identity,
     loader: Loader<unknown>,
-    options: GetOptions | undefined,
+    call: CallSettings,
+    signal: AbortSignal | undefined,
   ): Promise<unknown> {
     this.#life.enter();
+    const scope = new CallScope(keys.data, signal, call.timeoutMs);
     try {
-      func("get", "loader", loader);
-      const core = this.#core;
-      const o = options === undefined ? NO_OPTIONS : optionsObject<GetOptions>("get", options);
-      const call = o === NO_OPTIONS ? defaultCall(core.ttlMs) : callSettings("get", o, core);
-      // Without a timeout the caller's own signal (or none) is all there is to obey.
-      if (call.timeoutMs === undefined) return await this.#get(keys, identity, loader, call, o.signal ?? NEVER);
-      const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
-      try {
-        return await this.#get(keys, identity, loader, call, scope.signal);
-      } catch (error) {
-        if (error === scope.timedOut) core.rec.emit({ type: "timeout", key: keys.data, waitedMs: call.timeoutMs });
-        throw error;
-      } finally {
-        scope.dispose();
-      }
+      return await this.#get(keys, identity, loader, call, scope);
+    } catch (error) {
+      if (error === scope.timedOut) this.#timedOut(keys.data, call);
+      throw error;
     } finally {
+      scope.dispose();
       this.#life.leave();
     }
   }
@@ -139,24 +160,26 @@ export class Gets {
     identity: Identity,
     loader: Loader<unknown>,
     call: CallSettings,
-    signal: AbortSignal,
+    scope: CallScope,
   ): Promise<unknown> {
     const core = this.#core;
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const read = await core.reader.read(keys, signal);
-    const out = this.#serve(keys, identity, loader, call, signal, read.entry, read.near);
+    // A read of Redis waits: from here the call's deadline runs.
+    const read = await core.reader.read(keys, scope.signal);
+    const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near);
     return out instanceof Promise ? await out : out;
   }
 
   // A read entry judged: its value when servable (a refresh it calls for
-  // starts in the background), else the fill's promise.
+  // starts in the background), else the fill's promise (the call's signal,
+  // and so its timer, start only then).
   #serve(
     keys: Keys,
     identity: Identity,
     loader: Loader<unknown>,
     call: CallSettings,
-    signal: AbortSignal,
+    scope: CallScope | undefined,
     entry: Entry | undefined,
     near: boolean,
   ): unknown {
@@ -174,6 +197,7 @@ export class Gets {
     }
     core.rec.mark("miss", key);
     const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
+    const signal = scope === undefined ? NEVER : scope.signal;
     return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
   }
 
