@@ -19,6 +19,7 @@ import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { CallScope, isDeadline } from "./scope.ts";
+import { judge } from "./serve.ts";
 
 const NO_HIT = Symbol("no near hit");
 
@@ -66,18 +67,7 @@ export class Gets {
       const hit = this.#nearHit(keys, identity, loader, call);
       if (hit !== NO_HIT) return Promise.resolve(hit);
     }
-    // The next hottest: one GET, and a hit judged in the continuation of
-    // its reply, with one async frame between the caller and the client.
-    // (Only while tracking is on: until then the slow path waits for it.)
-    // Its one command is bounded by commandTimeoutMs, so a timeoutMs at
-    // least as long needs no timer until a miss has to wait for a load.
-    if (
-      signal === undefined && (call.timeoutMs === undefined || call.timeoutMs >= core.commandTimeoutMs) &&
-      core.reader.direct(keys.data)
-    ) {
-      return this.#getDirect(keys, identity, loader, call);
-    }
-    return this.#getSlow(keys, identity, loader, call, signal);
+    return this.#getRead(keys, identity, loader, call, signal);
   }
 
   async #refuse(loader: Loader<unknown>): Promise<never> {
@@ -87,22 +77,33 @@ export class Gets {
     throw closedError();
   }
 
-  async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings): Promise<unknown> {
-    const reader = this.#core.reader;
+  // One read of Redis (shared with the gets of the key already reading),
+  // then judge and serve. The call's signal, and so its timer, is built
+  // only when the call waits: a miss's load, or a read that may take more
+  // than one command (tracking or the clock not ready yet) or must obey the
+  // caller's signal or a timeoutMs shorter than commandTimeoutMs. A hit
+  // judged in the continuation of its reply pays one async frame between the
+  // caller and the client, and no await of tracking when it is on.
+  async #getRead(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallSettings,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const core = this.#core;
     const key = keys.data;
     this.#life.enter();
-    const scope = call.timeoutMs === undefined ? undefined : new CallScope(key, undefined, call.timeoutMs);
+    const timeoutMs = call.timeoutMs;
+    const scope = timeoutMs === undefined && signal === undefined ? undefined : new CallScope(key, signal, timeoutMs);
     try {
-      const marker = reader.begin(key);
-      let raw: Reply | undefined;
-      try {
-        raw = await reader.fetch(key);
-      } catch (error) {
-        raw = reader.failed(key, marker, error);
-      }
-      const settled = raw === undefined ? undefined : reader.settle(key, raw, marker);
-      const entry = settled instanceof Promise ? await settled : settled;
-      const out = this.#serve(keys, identity, loader, call, scope, entry, false);
+      const waiting = core.ready();
+      if (waiting !== undefined) await waiting;
+      const read = await core.reader.shared(
+        keys,
+        scope === undefined || this.#bounded(key, call, signal) ? undefined : scope.signal,
+      );
+      const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near);
       // A hit's value is returned as is: an await of it would cost one more turn.
       return out instanceof Promise ? await out : out;
     } catch (error) {
@@ -112,6 +113,14 @@ export class Gets {
       scope?.dispose();
       this.#life.leave();
     }
+  }
+
+  // Whether the read of `key` is one command that commandTimeoutMs bounds
+  // within the call's own deadline, so the call needs no signal for it.
+  #bounded(key: string, call: CallSettings, signal: AbortSignal | undefined): boolean {
+    const timeoutMs = call.timeoutMs;
+    return signal === undefined && (timeoutMs === undefined || timeoutMs >= this.#core.commandTimeoutMs) &&
+      this.#core.reader.direct(key);
   }
 
   #timedOut(key: string, call: CallSettings): void {
@@ -126,49 +135,10 @@ export class Gets {
     if (!core.tracker.active) return NO_HIT;
     const entry = core.reader.near(keys.data);
     if (entry === undefined) return NO_HIT;
-    const verdict = core.verdict(entry);
+    const verdict = judge(core, keys.data, entry, true);
     if (verdict.kind === "miss") return NO_HIT;
-    const key = keys.data;
-    core.rec.served(key, verdict.kind === "stale", true);
-    core.supersede(key);
     if (verdict.kind !== "hit") this.refresh(keys, identity, loader, call, entry, verdict.kind === "refresh");
     return entry.value;
-  }
-
-  async #getSlow(
-    keys: Keys,
-    identity: Identity,
-    loader: Loader<unknown>,
-    call: CallSettings,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
-    this.#life.enter();
-    const scope = new CallScope(keys.data, signal, call.timeoutMs);
-    try {
-      return await this.#get(keys, identity, loader, call, scope);
-    } catch (error) {
-      if (error === scope.timedOut) this.#timedOut(keys.data, call);
-      throw error;
-    } finally {
-      scope.dispose();
-      this.#life.leave();
-    }
-  }
-
-  async #get(
-    keys: Keys,
-    identity: Identity,
-    loader: Loader<unknown>,
-    call: CallSettings,
-    scope: CallScope,
-  ): Promise<unknown> {
-    const core = this.#core;
-    const waiting = core.ready();
-    if (waiting !== undefined) await waiting;
-    // A read of Redis waits: from here the call's deadline runs.
-    const read = await core.reader.read(keys, scope.signal);
-    const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near);
-    return out instanceof Promise ? await out : out;
   }
 
   // A read entry judged: its value when servable (a refresh it calls for
@@ -185,18 +155,16 @@ export class Gets {
   ): unknown {
     const core = this.#core;
     const key = keys.data;
-    const verdict = core.verdict(entry);
-    if (verdict.kind !== "miss" && entry !== undefined) {
-      core.rec.served(key, verdict.kind === "stale", near);
-      core.supersede(key);
+    const verdict = judge(core, key, entry, near);
+    if (verdict.kind !== "miss") {
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#life.closing === undefined) {
-        this.refresh(keys, identity, loader, call, entry, verdict.kind === "refresh");
+        this.refresh(keys, identity, loader, call, entry!, verdict.kind === "refresh");
       }
-      return entry.value;
+      return entry!.value;
     }
     core.rec.mark("miss", key);
-    const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
+    const fallback = verdict.fallback;
     const signal = scope === undefined ? NEVER : scope.signal;
     return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
   }
