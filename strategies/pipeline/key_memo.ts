@@ -10,10 +10,20 @@
 import type { Identity, Keys } from "../types.ts";
 import { keysFor } from "./keys.ts";
 
-/** One remembered derivation; `visited` is its second chance. */
-interface Slot {
-  readonly keys: Keys;
-  visited: boolean;
+/**
+ * One remembered derivation, which is also the keys handed out: one object
+ * per identity, not a slot around a keys object. `visited` is its second
+ * chance.
+ */
+class Slot implements Keys {
+  readonly data: string;
+  readonly lease: string;
+  visited = false;
+
+  constructor(keys: Keys) {
+    this.data = keys.data;
+    this.lease = keys.lease;
+  }
 }
 
 /** Identity to keys, remembered for up to `size` identities. */
@@ -48,16 +58,16 @@ export class KeyMemo {
       // Not a valid tuple: keysFor throws the error that names it.
       if (text === undefined) return keysFor(this.#namespace, identity);
     }
-    const slot = map.get(text);
+    let slot = map.get(text);
     if (slot !== undefined) {
       slot.visited = true;
-      return slot.keys;
+      return slot;
     }
-    // Frozen: the same object goes to every caller of this identity.
-    const keys = Object.freeze(keysFor(this.#namespace, identity));
+    // The same object goes to every caller of this identity (typed read-only).
+    slot = new Slot(keysFor(this.#namespace, identity));
     if (this.size >= this.#size) this.#evict();
-    map.set(text, { keys, visited: false });
-    return keys;
+    map.set(text, slot);
+    return slot;
   }
 
   // The oldest entry (of the fuller map) not used since it was last passed

@@ -75,7 +75,9 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   keys(identity: Identity): Keys {
-    return this.#core.keys(identity);
+    // A copy: the memo's own object carries its eviction bit.
+    const { data, lease } = this.#core.keys(identity);
+    return { data, lease };
   }
 
   stats(): CacheStats {
