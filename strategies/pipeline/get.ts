@@ -9,9 +9,7 @@
  *
  * @module
  */
-import { NEVER, race } from "../../resp/_abort.ts";
-import { func, optionsObject } from "../../resp/_validate.ts";
-import type { Reply } from "../../resp/types.ts";
+import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call.ts";
 import type { GetOptions } from "./cache.ts";
@@ -70,11 +68,15 @@ export class Gets {
     return this.#getRead(keys, identity, loader, call, signal);
   }
 
-  async #refuse(loader: Loader<unknown>): Promise<never> {
-    this.#life.enter();
-    this.#life.leave();
-    func("get", "loader", loader);
-    throw closedError();
+  #refuse(loader: Loader<unknown>): Promise<never> {
+    try {
+      this.#life.enter();
+      this.#life.leave();
+      func("get", "loader", loader);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.reject(closedError());
   }
 
   // One read of Redis (shared with the gets of the key already reading),
