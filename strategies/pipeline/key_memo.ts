@@ -12,18 +12,26 @@ import { keysFor } from "./keys.ts";
 
 /**
  * One remembered derivation, which is also the keys handed out: one object
- * per identity, not a slot around a keys object. `visited` is its second
- * chance.
+ * per identity, not a slot around a keys object. It keeps the data key only
+ * (the near tier's key, the same string): the lease key, wanted only when a
+ * call loads, is derived when asked for. `visited` is its second chance.
  */
 class Slot implements Keys {
   readonly data: string;
-  readonly lease: string;
   visited = false;
 
-  constructor(keys: Keys) {
-    this.data = keys.data;
-    this.lease = keys.lease;
+  constructor(data: string) {
+    this.data = data;
   }
+
+  get lease(): string {
+    return leaseKey(this.data);
+  }
+}
+
+/** The lease key beside `data`: `<namespace>:{<digest>}:data` -> `<namespace>:{<digest>}:lease`. */
+function leaseKey(data: string): string {
+  return `${data.slice(0, -"data".length)}lease`;
 }
 
 /** Identity to keys, remembered for up to `size` identities. */
@@ -64,7 +72,7 @@ export class KeyMemo {
       return slot;
     }
     // The same object goes to every caller of this identity (typed read-only).
-    slot = new Slot(keysFor(this.#namespace, identity));
+    slot = new Slot(keysFor(this.#namespace, identity).data);
     if (this.size >= this.#size) this.#evict();
     map.set(text, slot);
     return slot;
