@@ -73,6 +73,7 @@ Exports("exactly these types", async () => {
     "GetOptions",
     "GetTraceContext",
     "Identity",
+    "InvalidationMode",
     "IoredisClient",
     "JitterOptions",
     "JitterStrategy",
