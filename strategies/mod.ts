@@ -71,3 +71,4 @@ export type {
   WakeupSource,
   WritePlan,
 } from "./types.ts";
+export { compressed, type CompressedOptions } from "./compressed.ts";

@@ -243,8 +243,11 @@ export class Publisher {
       );
     }
     let payload: string | Uint8Array;
+    let compressed = false;
     try {
       payload = negative ? "" : c.codec.encode(value);
+      const packed = negative ? undefined : c.codec.compress?.(payload);
+      if (packed !== undefined) [payload, compressed] = [packed, true];
     } catch (error) {
       throw this.#codecError(key, identity, error);
     }
@@ -260,6 +263,7 @@ export class Publisher {
     }
     const fields = {
       negative,
+      compressed,
       freshMs: plan.freshMs,
       staleMs: plan.staleMs,
       ifErrorMs: plan.ifErrorMs,
