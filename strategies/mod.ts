@@ -15,6 +15,8 @@
  * @module
  */
 export { pipeline } from "./pipeline/pipeline.ts";
+export type { CacheResult } from "./pipeline/result.ts";
+export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
 export type {
   Cache,
   GetOptions,

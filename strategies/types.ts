@@ -96,6 +96,8 @@ export interface Entry {
   readonly pttl: number;
   /** Remaining fresh time in ms: `pttl - staleMs - ifErrorMs`; zero or less once expired. */
   readonly freshMs: number;
+  /** Time since its publication, in the server's time (ms); absent where unknown. */
+  readonly ageMs?: number;
   /** The stale window stored at publish time (served stale, refreshed in the background). */
   readonly staleMs: number;
   /** The error window stored at publish time (served only when a reload fails). */
@@ -190,6 +192,10 @@ export interface Outcome {
   readonly value: unknown;
   /** True when this call's value was stored in Redis (and the lease dropped with it). */
   readonly published: boolean;
+  /** For `from: "cache"`: the entry read (its age and fresh time), when known. */
+  readonly entry?: Entry;
+  /** For a published load: the fresh window it was stored with (after the write strategies). */
+  readonly freshMs?: number;
 }
 
 /** One step of the fill chain: loads (or obtains) the value for a request. */

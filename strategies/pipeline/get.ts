@@ -18,6 +18,7 @@ import type { GetOptions } from "./cache.ts";
 import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
 const NO_OPTIONS: GetOptions = Object.freeze({});
@@ -64,6 +65,16 @@ export class Gets {
     return this.#getSlow(identity, loader, options);
   }
 
+  /** One `getEntry`: the general path of `get`, gathering a report on its way. */
+  async getEntry(
+    identity: Identity,
+    loader: Loader<unknown>,
+    options: GetOptions | undefined,
+  ): Promise<CacheResult<unknown>> {
+    const report = new Report();
+    return report.result(await this.#getSlow(identity, loader, options, report));
+  }
+
   async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>): Promise<unknown> {
     const reader = this.#core.reader;
     const key = keys.data;
@@ -105,7 +116,12 @@ export class Gets {
     return entry.value;
   }
 
-  async #getSlow(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
+  async #getSlow(
+    identity: Identity,
+    loader: Loader<unknown>,
+    options: GetOptions | undefined,
+    report?: Report,
+  ): Promise<unknown> {
     this.#life.enter();
     try {
       func("get", "loader", loader);
@@ -114,10 +130,12 @@ export class Gets {
       const call = o === NO_OPTIONS ? defaultCall(core.ttlMs) : callSettings("get", o, core);
       const keys = core.keys(identity);
       // Without a timeout the caller's own signal (or none) is all there is to obey.
-      if (call.timeoutMs === undefined) return await this.#get(keys, identity, loader, call, o.signal ?? NEVER);
+      if (call.timeoutMs === undefined) {
+        return await this.#get(keys, identity, loader, call, o.signal ?? NEVER, report);
+      }
       const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
       try {
-        return await this.#get(keys, identity, loader, call, scope.signal);
+        return await this.#get(keys, identity, loader, call, scope.signal, report);
       } catch (error) {
         if (error === scope.timedOut) core.rec.emit({ type: "timeout", key: keys.data, waitedMs: call.timeoutMs });
         throw error;
@@ -135,12 +153,13 @@ export class Gets {
     loader: Loader<unknown>,
     call: CallSettings,
     signal: AbortSignal,
+    report: Report | undefined,
   ): Promise<unknown> {
     const core = this.#core;
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
     const read = await core.reader.read(keys, signal);
-    const out = this.#serve(keys, identity, loader, call, signal, read.entry, read.near);
+    const out = this.#serve(keys, identity, loader, call, signal, read.entry, read.near, report);
     return out instanceof Promise ? await out : out;
   }
 
@@ -154,12 +173,14 @@ export class Gets {
     signal: AbortSignal,
     entry: Entry | undefined,
     near: boolean,
+    report?: Report,
   ): unknown {
     const core = this.#core;
     const key = keys.data;
     const verdict = core.verdict(entry);
     if (verdict.kind !== "miss" && entry !== undefined) {
       core.rec.served(key, verdict.kind === "stale", near);
+      report?.served(entry, near, verdict.kind === "stale");
       core.supersede(key);
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#life.closing === undefined) {
@@ -169,10 +190,11 @@ export class Gets {
     }
     core.rec.mark("miss", key);
     const fallback = verdict.kind === "miss" ? verdict.fallback : undefined;
-    return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
+    const req = this.request(keys, identity, loader, call, { signal, background: false, seen: entry });
+    return this.#fill(req, fallback, near, report);
   }
 
-  async #fill(req: Request, fallback: Entry | undefined): Promise<unknown> {
+  async #fill(req: Request, fallback: Entry | undefined, near: boolean, report: Report | undefined): Promise<unknown> {
     const core = this.#core;
     const signal = req.signal;
     try {
@@ -182,7 +204,9 @@ export class Gets {
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      return (await race(core.background.track(core.chain(req)), signal)).value;
+      const outcome = await race(core.background.track(core.chain(req)), signal);
+      report?.filled(outcome);
+      return outcome.value;
     } catch (error) {
       // A caller who cancelled wants no answer; a caller whose deadline ran
       // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
@@ -190,6 +214,7 @@ export class Gets {
       if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
       core.rec.mark("stale", req.keys.data);
+      report?.served(fallback, near, true);
       return fallback.value;
     }
   }

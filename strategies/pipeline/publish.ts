@@ -43,6 +43,8 @@ export interface PublisherContext {
 interface Stored {
   readonly envelope: string | Uint8Array;
   readonly px: number;
+  /** The fresh window it is stored with. */
+  readonly freshMs: number;
 }
 
 // Sizes a publication's deadline and the lease extension before it: the
@@ -136,7 +138,7 @@ export class Publisher {
       if (!this.#degrade(key, error)) throw error;
       return { from: "origin", value, published: false };
     }
-    if (accepted) return { from: "origin", value, published: true };
+    if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
     const reason =
       "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
     c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
@@ -144,7 +146,7 @@ export class Publisher {
     const entry = await c.reread(req.keys);
     return entry === undefined
       ? { from: "origin", value, published: false }
-      : { from: "cache", value: entry.value, published: false };
+      : { from: "cache", value: entry.value, entry, published: false };
   }
 
   /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
@@ -273,7 +275,7 @@ export class Publisher {
       tags: negative ? [] : o.tags,
       tagVersions: negative ? [] : o.stamp.tagVersions,
     };
-    return { envelope: encodeEnvelope(fields, payload), px };
+    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs };
   }
 }
 

@@ -80,6 +80,7 @@ export class Reader {
       negative: stored.negative,
       pttl,
       freshMs: stored.freshMs - age,
+      ageMs: age,
       staleMs: stored.staleMs,
       ifErrorMs: stored.ifErrorMs,
       loadMs: stored.loadMs,
