@@ -206,6 +206,13 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
               }
               if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
               if (req.background) return { from: "skipped", value: undefined, published: false };
+              if (pushed) {
+                // A lost SET NX reads nothing: the lease key is not tracked yet,
+                // and the owner's release (a failure, a skip()) would wake no one.
+                // The waiter's EXISTS is a read: track it before the first wait.
+                acquire = false;
+                continue;
+              }
             } else {
               // A waiter looks before it leaps: after a publication the lease
               // is free too, and taking it only to find the value would cost

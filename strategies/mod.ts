@@ -16,6 +16,7 @@
  */
 export { pipeline } from "./pipeline/pipeline.ts";
 export type { CacheResult } from "./pipeline/result.ts";
+export type { BatchLoaderContext } from "./pipeline/loader_context.ts";
 export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
 export type {
   Cache,

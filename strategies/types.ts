@@ -33,6 +33,31 @@ export interface LoaderContext {
   readonly signal: AbortSignal;
   /** The identity passed to `get`. */
   readonly identity: Identity;
+  /**
+   * This value's fresh window, replacing the call's and the pipeline's
+   * `ttlMs` (jitter and swr windows apply to it; a not-found keeps
+   * `negativeTtlMs`). The last call wins.
+   *
+   * @throws {RangeError} when `ms` is not a positive integer (or a strategy refuses it, as for a call's `ttlMs`).
+   * @throws {TypeError} once the loader settled.
+   */
+  setTtlMs(ms: number): void;
+  /**
+   * This value's tags, replacing those of the call. Invalidations are caught
+   * from the moment it is called: an `invalidateTags` racing the load before
+   * that is caught only for tags given to `get()`.
+   *
+   * @throws {TypeError} for tags that are not non-empty strings, or once the loader settled.
+   */
+  setTags(tags: readonly string[]): void;
+  /**
+   * Do not store this value: it goes to every caller sharing this load in
+   * this process, an entry already stored keeps its deadline, and the lease
+   * is released at once, so waiters in other processes load for themselves.
+   *
+   * @throws {TypeError} once the loader settled.
+   */
+  skip(): void;
 }
 
 /**
@@ -300,6 +325,8 @@ export interface CacheStats {
   sets: number;
   /** Gets served from the origin without caching because Redis refused writes (OOM, READONLY). */
   degraded: number;
+  /** Loaded values not stored because the loader called `skip()`. */
+  skips: number;
 }
 
 /**
@@ -346,7 +373,7 @@ export type CacheEventBody =
   | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
   | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
   | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown }
-  | { readonly type: "near-hit" | "peek" | "set"; readonly key: string }
+  | { readonly type: "near-hit" | "peek" | "set" | "skip"; readonly key: string }
   | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }

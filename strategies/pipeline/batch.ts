@@ -21,6 +21,7 @@ import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import type { LoadMany } from "./cache.ts";
 import { request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
+import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
 
@@ -218,6 +219,7 @@ class Batch {
       const stamp = await core.versions.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
+      const choices = new Choices(core, wave.length);
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {
@@ -228,9 +230,9 @@ class Batch {
             began = true;
             started = core.now();
             for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
-            return this.#call.loadMany(identities, { signal: controller.signal });
+            return this.#call.loadMany(identities, choices.batchContext(controller.signal));
           },
-        );
+        ).finally(() => choices.settle());
         if (!Array.isArray(values) || values.length !== wave.length) {
           throw new TypeError(
             `Cannot getMany: loadMany resolved ${
@@ -247,7 +249,7 @@ class Batch {
       const loadMs = Math.max(0, Math.ceil(core.now() - started));
       await Promise.all(wave.map(async (slot, i) => {
         try {
-          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started));
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
         } catch (error) {
           slot.reject!(error);
         }

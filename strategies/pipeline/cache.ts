@@ -7,6 +7,7 @@
 import type { RedisLike } from "../../resp/types.ts";
 import type { CodecOption } from "../codec.ts";
 import type { CacheEvent, CacheStats, Identity, Keys, Loader, WakeupSource } from "../types.ts";
+import type { BatchLoaderContext } from "./loader_context.ts";
 import type { CacheResult } from "./result.ts";
 
 /** Options of `pipeline()`. */
@@ -158,7 +159,7 @@ export interface WarmReport {
  */
 export type LoadMany<T> = (
   missing: readonly Identity[],
-  ctx: { readonly signal: AbortSignal },
+  ctx: BatchLoaderContext,
 ) => Promise<readonly (T | undefined)[]>;
 
 /**

@@ -18,6 +18,7 @@ import type { GetOptions } from "./cache.ts";
 import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import { Choices } from "./loader_context.ts";
 import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
@@ -224,8 +225,15 @@ export class Gets {
     const core = this.#core;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
     return request(fields, (req) => {
-      const origin = async () => await loader({ signal: req.signal, identity: req.identity });
-      return core.publisher.load(req, core.load, origin);
+      const choices = new Choices(core, 1);
+      const origin = async () => {
+        try {
+          return await loader(choices.loaderContext(req.signal, req.identity));
+        } finally {
+          choices.settle();
+        }
+      };
+      return core.publisher.load(req, core.load, origin, choices.items[0]);
     });
   }
 

@@ -44,6 +44,7 @@ const HELP: Readonly<Record<keyof CacheStats, string>> = {
   peeks: "peek() calls",
   sets: "Values written by set()",
   degraded: "Gets served uncached because Redis refused writes",
+  skips: "Loaded values not stored because the loader called skip()",
 };
 const GAUGES: ReadonlySet<keyof CacheStats> = new Set(["nearEntries"]);
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

@@ -15,6 +15,7 @@ import type { ResolvedCodec } from "../codec.ts";
 import { CodecError, isCodecError } from "../errors.ts";
 import type { CacheEvent, Entry, FillRequest, Identity, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
+import type { Choice } from "./loader_context.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
 
@@ -68,7 +69,7 @@ export class Publisher {
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
    */
-  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
+  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>, choice?: Choice): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
@@ -91,16 +92,33 @@ export class Publisher {
     }
     started ??= c.now();
     const loadMs = Math.max(0, Math.ceil(c.now() - started));
-    return await this.publish(req, value, loadMs, stamp, started);
+    return await this.publish(req, value, loadMs, stamp, started, choice);
   }
 
   /**
    * Shape, encode and store `value` loaded for `req` (also the last step of
    * a `getMany` batch). `started` is when its load began, for `load-end`.
    */
-  async publish(req: FillRequest, value: unknown, loadMs: number, stamp: Stamp, started: number): Promise<Outcome> {
+  async publish(
+    req: FillRequest,
+    value: unknown,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+    choice?: Choice,
+  ): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
+    if (choice !== undefined) {
+      if (choice.skipped) {
+        // Nothing is written: an entry stored before keeps its deadline, and
+        // the lease strategy releases (and announces) the lease at once.
+        c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
+        c.emit({ type: "skip", key });
+        return { from: "origin", value, published: false };
+      }
+      ({ req, stamp } = await choice.apply(req, stamp));
+    }
     const guard = req.guard;
     if (guard?.extend !== undefined && this.#slowToEncode(value, guard)) {
       // The lease covers the origin call, not this cache's own encoding:

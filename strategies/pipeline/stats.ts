@@ -31,6 +31,7 @@ const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "peek": "peeks",
   "set": "sets",
   "degraded": "degraded",
+  "skip": "skips",
 };
 
 /** A fresh set of counters, all zero. */
@@ -58,6 +59,7 @@ export function emptyStats(): CacheStats {
     peeks: 0,
     sets: 0,
     degraded: 0,
+    skips: 0,
   };
 }
 
