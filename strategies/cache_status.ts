@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { optionsObject } from "../resp/_validate.ts";
-import type { CacheResult } from "./pipeline/result.ts";
+import { optionsObject } from "../resp/shared/mod.ts";
+import type { CacheResult } from "./pipeline/mod.ts";
 
 /** Options of {@linkcode cacheStatus}. */
 export interface CacheStatusOptions {

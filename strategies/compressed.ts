@@ -13,7 +13,7 @@
  * @module
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { nonNegativeInt, optionsObject } from "../resp/_validate.ts";
+import { nonNegativeInt, optionsObject } from "../resp/shared/mod.ts";
 import { type Codec, type CodecOption, COMPRESSION, resolveCodec, type ResolvedCodec } from "./codec.ts";
 
 /** Options of {@linkcode compressed}. */

@@ -14,9 +14,8 @@
  *
  * @module
  */
-export { pipeline } from "./pipeline/pipeline.ts";
-export type { CacheResult } from "./pipeline/result.ts";
-export type { BatchLoaderContext } from "./pipeline/loader_context.ts";
+export { pipeline } from "./pipeline/mod.ts";
+export type { BatchLoaderContext, CacheResult } from "./pipeline/mod.ts";
 export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
 export type {
   Cache,
@@ -27,8 +26,8 @@ export type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./pipeline/cache.ts";
-export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/prometheus.ts";
+} from "./pipeline/mod.ts";
+export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/mod.ts";
 export { near, type NearOptions, type NearStrategy } from "./near.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";

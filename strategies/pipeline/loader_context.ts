@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { intInRange, positiveInt } from "../../resp/_validate.ts";
+import { intInRange, positiveInt } from "../../resp/shared/mod.ts";
 import type { FillRequest, Identity, LoaderContext, Strategy } from "../types.ts";
 import { checkTags } from "./call.ts";
 import type { Stamp, Versions } from "./versions.ts";
