@@ -327,6 +327,8 @@ export interface CacheStats {
   degraded: number;
   /** Loaded values not stored because the loader called `skip()`. */
   skips: number;
+  /** Callers in the error window served the old value after swr's `softTimeoutMs` while their load went on (also in `stale`). */
+  softTimeouts: number;
 }
 
 /**
@@ -373,7 +375,7 @@ export type CacheEventBody =
   | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
   | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
   | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown }
-  | { readonly type: "near-hit" | "peek" | "set" | "skip"; readonly key: string }
+  | { readonly type: "near-hit" | "peek" | "set" | "skip" | "soft-timeout"; readonly key: string }
   | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }
@@ -549,6 +551,8 @@ export interface Strategy {
   write?(plan: WritePlan): void;
   /** The most background refreshes this strategy allows at once per cache (swr's `maxRefreshes`). */
   readonly maxRefreshes?: number;
+  /** How long a caller in the error window waits for a load before it gets the old value (swr's `softTimeoutMs`). */
+  readonly softTimeoutMs?: number | undefined;
   /**
    * Release what `attach` acquired; `cache.close()` awaits it.
    *

@@ -18,6 +18,7 @@ import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { Choices } from "./loader_context.ts";
+import { SOFT, softRace } from "./soft_timeout.ts";
 import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
@@ -35,10 +36,13 @@ export interface RequestState {
 export class Gets {
   readonly #core: Core;
   readonly #life: Lifecycle;
+  /** swr's softTimeoutMs, if any: how long a caller with a fallback waits for its load. */
+  readonly #softMs: number | undefined;
 
   constructor(core: Core, life: Lifecycle) {
     this.#core = core;
     this.#life = life;
+    this.#softMs = core.strategies.find((s) => s.softTimeoutMs !== undefined)?.softTimeoutMs;
   }
 
   /** One `get`, through the fastest path its call allows. */
@@ -204,7 +208,16 @@ export class Gets {
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      const outcome = await race(core.background.track(core.chain(req)), signal);
+      const fill = core.background.track(core.chain(req));
+      const soft = fallback === undefined ? undefined : this.#softMs;
+      const outcome = await race(soft === undefined ? fill : softRace(fill, soft), signal);
+      if (outcome === SOFT) {
+        // The old value now; the load goes on, tracked, and publishes.
+        core.rec.emit({ type: "soft-timeout", key: req.keys.data });
+        core.rec.mark("stale", req.keys.data);
+        report?.served(fallback!, near, true);
+        return fallback!.value;
+      }
       report?.filled(outcome);
       return outcome.value;
     } catch (error) {

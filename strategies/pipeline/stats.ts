@@ -32,6 +32,7 @@ const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "set": "sets",
   "degraded": "degraded",
   "skip": "skips",
+  "soft-timeout": "softTimeouts",
 };
 
 /** A fresh set of counters, all zero. */
@@ -60,6 +61,7 @@ export function emptyStats(): CacheStats {
     sets: 0,
     degraded: 0,
     skips: 0,
+    softTimeouts: 0,
   };
 }
 
