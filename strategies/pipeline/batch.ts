@@ -24,6 +24,7 @@ import { closedError, type Core } from "./core.ts";
 import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 /** One `getMany` call. */
 export interface BatchCall {
@@ -83,10 +84,20 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     if (call.signal.aborted) throw call.signal.reason;
     const batch = new Batch(core, call, false);
     const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
-    const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
+    // swr's soft timeout, per identity that has an old value to serve.
+    const soft = softTimeoutOf(core.strategies);
+    const settled = await Promise.allSettled(
+      fills.map((fill, i) =>
+        race(soft === undefined || missing[i]!.fallback === undefined ? fill : softRace(fill, soft), call.signal)
+      ),
+    );
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
-      if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
+      if (result.status === "fulfilled" && result.value === SOFT) {
+        core.rec.emit({ type: "soft-timeout", key: item.keys.data });
+        core.rec.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback!.value);
+      } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
       else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
         core.rec.mark("stale", item.keys.data);

@@ -18,7 +18,7 @@ import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { Choices } from "./loader_context.ts";
-import { SOFT, softRace } from "./soft_timeout.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
@@ -42,7 +42,7 @@ export class Gets {
   constructor(core: Core, life: Lifecycle) {
     this.#core = core;
     this.#life = life;
-    this.#softMs = core.strategies.find((s) => s.softTimeoutMs !== undefined)?.softTimeoutMs;
+    this.#softMs = softTimeoutOf(core.strategies);
   }
 
   /** One `get`, through the fastest path its call allows. */

@@ -8,6 +8,12 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
+import type { Strategy } from "../types.ts";
+
+/** The pipeline's soft timeout (swr's `softTimeoutMs`), if a strategy sets one. */
+export function softTimeoutOf(strategies: readonly Strategy[]): number | undefined {
+  return strategies.find((s) => s.softTimeoutMs !== undefined)?.softTimeoutMs;
+}
 
 /** What {@linkcode softRace} resolves when the soft timeout came first. */
 export const SOFT: unique symbol = Symbol("herdless.soft-timeout");

@@ -150,4 +150,30 @@ Soft("without softTimeoutMs a caller in the error window waits for its load", as
   await cache.close();
 });
 
+Soft("getMany serves an identity in the error window its old value after softTimeoutMs; its load goes on", async () => {
+  const log = events();
+  const cache = pipeline<string>(
+    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), onEvent: log.onEvent },
+    swr({ staleMs: 0, ifErrorMs: 600_000, softTimeoutMs: 1 }),
+    lease(),
+  );
+  await plant(db.redis, cache, "old", inErrorWindow);
+  const gate = deferred<void>();
+  let calls = 0;
+  // Held: only the soft timeout can answer.
+  const values = await cache.getMany(["old"], async (missing) => {
+    calls++;
+    await gate.promise;
+    return missing.map((id) => `${id} loaded`);
+  });
+  assert.equal(values, ["old"]);
+  assert.equal([cache.stats().softTimeouts, cache.stats().stale, calls], [1, 1, 1]);
+  gate.resolve();
+  await log.reach("load-end", 1);
+  await cache.close();
+  // The load went on after the caller left, and published.
+  const stored = String(await db.redis.send(["GET", cache.keys("old").data]));
+  assert.ok(stored.endsWith('"old loaded"'), stored);
+});
+
 Soft.run();
