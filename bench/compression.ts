@@ -5,10 +5,17 @@
  * against the plain encoding, the encode cost (stringify + compress, paid
  * once per load) and the hit cost (decompress + parse, paid on every hit
  * that reads Redis; a near hit keeps the decoded value and pays neither).
- * No Redis. Alternating rounds, median of each.
+ * Alternating rounds, median of each. Then a second table through a
+ * disposable redis-server (ours, on a free port): sequential `cache.get`
+ * hits of each value with the json codec and with `compressed()`, where the
+ * smaller reply crosses the socket and Redis keeps the smaller value.
  *
  *   node --import tsx bench/compression.ts     (also: bun bench/compression.ts)
  */
+import { connect } from "../resp/mod.ts";
+import { compressed } from "../strategies/compressed.ts";
+import { pipeline } from "../strategies/pipeline/pipeline.ts";
+import { startRedis } from "../test/support/redis-server.ts";
 import {
   brotliCompressSync,
   brotliDecompressSync,
@@ -62,9 +69,21 @@ const brotli = (quality: number): Candidate => ({
 });
 
 const candidates: Candidate[] = [
-  { name: "deflate-raw l1", compress: (b) => deflateRawSync(b, { level: 1 }), decompress: (b) => inflateRawSync(b) },
-  { name: "deflate-raw l6", compress: (b) => deflateRawSync(b), decompress: (b) => inflateRawSync(b) },
-  { name: "gzip l6", compress: (b) => gzipSync(b), decompress: (b) => gunzipSync(b) },
+  {
+    name: "deflate-raw l1",
+    compress: (b) => deflateRawSync(b, { level: 1 }),
+    decompress: (b) => inflateRawSync(b),
+  },
+  {
+    name: "deflate-raw l6",
+    compress: (b) => deflateRawSync(b),
+    decompress: (b) => inflateRawSync(b),
+  },
+  {
+    name: "gzip l6",
+    compress: (b) => gzipSync(b),
+    decompress: (b) => gunzipSync(b),
+  },
   brotli(1),
   brotli(4),
   brotli(6),
@@ -83,11 +102,15 @@ function nsPerOp(fn: () => unknown, ms: number): number {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-const fmt = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
+const fmt = (
+  ns: number,
+) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const MS = Number(process.env.MS ?? 100);
 
-console.log("| value | algorithm | stored size | ratio | encode (stringify + compress) | hit (decompress + parse) |");
+console.log(
+  "| value | algorithm | stored size | ratio | encode (stringify + compress) | hit (decompress + parse) |",
+);
 console.log("| --- | --- | ---: | ---: | ---: | ---: |");
 for (const size of [1024, 10 * 1024, 100 * 1024]) {
   const value = jsonOf(size);
@@ -95,16 +118,33 @@ for (const size of [1024, 10 * 1024, 100 * 1024]) {
   const plain = encoder.encode(text);
   const label = `${Math.round(plain.length / 1024)} KB JSON`;
   const base = { enc: [] as number[], hit: [] as number[] };
-  const rows = candidates.map((c) => ({ c, packed: c.compress(plain), enc: [] as number[], hit: [] as number[] }));
+  const rows = candidates.map((c) => ({
+    c,
+    packed: c.compress(plain),
+    enc: [] as number[],
+    hit: [] as number[],
+  }));
   for (let r = 0; r < ROUNDS; r++) {
     base.enc.push(nsPerOp(() => encoder.encode(JSON.stringify(value)), MS));
     base.hit.push(nsPerOp(() => JSON.parse(decoder.decode(plain)), MS));
     for (const row of rows) {
-      row.enc.push(nsPerOp(() => row.c.compress(encoder.encode(JSON.stringify(value))), MS));
-      row.hit.push(nsPerOp(() => JSON.parse(decoder.decode(row.c.decompress(row.packed))), MS));
+      row.enc.push(
+        nsPerOp(
+          () => row.c.compress(encoder.encode(JSON.stringify(value))),
+          MS,
+        ),
+      );
+      row.hit.push(
+        nsPerOp(
+          () => JSON.parse(decoder.decode(row.c.decompress(row.packed))),
+          MS,
+        ),
+      );
     }
   }
-  console.log(`| ${label} | none | ${plain.length} | 1.00 | ${fmt(median(base.enc))} | ${fmt(median(base.hit))} |`);
+  console.log(
+    `| ${label} | none | ${plain.length} | 1.00 | ${fmt(median(base.enc))} | ${fmt(median(base.hit))} |`,
+  );
   for (const row of rows) {
     const ratio = (row.packed.length / plain.length).toFixed(2);
     console.log(
@@ -114,3 +154,49 @@ for (const size of [1024, 10 * 1024, 100 * 1024]) {
     );
   }
 }
+
+// Through Redis: one cache per codec, the value stored once, then sequential hits.
+const server = await startRedis();
+const redis = await connect({ url: server.url, resp: 3 });
+const caches: [string, ReturnType<typeof pipeline>][] = [
+  ["json", pipeline({ redis, ttlMs: 600_000, namespace: "bench-plain" })],
+  [
+    "compressed()",
+    pipeline({
+      redis,
+      ttlMs: 600_000,
+      namespace: "bench-deflate",
+      codec: compressed(),
+    }),
+  ],
+];
+console.log(
+  "\n| value | codec | stored bytes | Redis hit (sequential, one connection) |",
+);
+console.log("| --- | --- | ---: | ---: |");
+for (const size of [1024, 10 * 1024, 100 * 1024]) {
+  const value = jsonOf(size);
+  const label = `${Math.round(JSON.stringify(value).length / 1024)} KB JSON`;
+  const times = caches.map(() => [] as number[]);
+  for (const [, cache] of caches) await cache.get(label, () => value);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, [, cache]] of caches.entries()) {
+      let n = 0;
+      const start = performance.now();
+      while (performance.now() - start < MS) {
+        await cache.get(label, () => value);
+        n++;
+      }
+      times[i]!.push(((performance.now() - start) * 1e6) / n);
+    }
+  }
+  for (const [i, [name, cache]] of caches.entries()) {
+    const bytes = Number(await redis.send(["STRLEN", cache.keys(label).data]));
+    console.log(
+      `| ${label} | ${name} | ${bytes} | ${fmt(median(times[i]!))} |`,
+    );
+  }
+}
+for (const [, cache] of caches) await cache.close();
+await redis.close();
+await server.stop();
