@@ -10,7 +10,8 @@
 import { intInRange, positiveInt } from "../../resp/shared/mod.ts";
 import type { FillRequest, Identity, LoaderContext, Strategy } from "../types.ts";
 import { checkTags } from "./call.ts";
-import type { Stamp, Versions } from "./versions.ts";
+import type { RedisLike } from "../../resp/types.ts";
+import { type Stamp, token, type Versions } from "./versions.ts";
 
 /** What the loader chose for one value; untouched fields keep the call's settings. */
 export class Choice {
@@ -40,6 +41,8 @@ export class Choice {
 export interface ChoiceContext {
   readonly strategies: readonly Strategy[];
   readonly versions: Versions;
+  readonly redis: RedisLike;
+  readonly commandTimeoutMs: number;
 }
 
 /** The choices of one origin call (one value for a loader, one per missing identity for `loadMany`). */
@@ -71,12 +74,31 @@ export class Choices {
     const checked = checkTags("setTags", "tags", tags);
     choice.tags = checked;
     // Read now: an invalidateTags() from this moment on leaves the value a miss.
-    const versions = checked.length === 0
-      ? Promise.resolve([])
-      : this.#c.versions.stamp(checked).then((s) => s.tagVersions);
+    const versions = Promise.all(checked.map((tag) => this.#version(tag)));
     // Awaited by the publication; a failure here fails that, never an unhandled rejection.
     versions.catch(() => {});
     choice.tagVersions = versions;
+  }
+
+  // A tag's version as of now: the known one, or a GET sent now. A tag
+  // without a version yet gets ours (SET NX); if another version landed
+  // between our GET and our SET NX, it may be an invalidation that came after
+  // this call, so the value takes a version of its own that nothing matches:
+  // a miss, never a value an invalidation should have dropped.
+  async #version(tag: string): Promise<string> {
+    const c = this.#c;
+    const known = c.versions.knownTag(tag);
+    if (known !== undefined) return known;
+    const key = c.versions.tagKey(tag);
+    const options = { timeoutMs: c.commandTimeoutMs };
+    const now = await c.redis.send(["GET", key], options);
+    if (typeof now === "string") return now;
+    const mine = token();
+    const [, stored] = await Promise.all([
+      c.redis.send(["SET", key, mine, "NX"], options),
+      c.redis.send(["GET", key], options),
+    ]);
+    return stored === mine ? mine : token();
   }
 
   skip(index: number): void {
