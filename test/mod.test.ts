@@ -79,6 +79,7 @@ Exports("exactly these types", async () => {
     "GetOptions",
     "GetTraceContext",
     "Identity",
+    "InvalidationMode",
     "IoredisClient",
     "JitterOptions",
     "JitterStrategy",

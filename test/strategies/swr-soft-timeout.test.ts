@@ -167,9 +167,11 @@ Soft("getMany serves an identity in the error window its old value after softTim
     return missing.map((id) => `${id} loaded`);
   });
   assert.equal(values, ["old"]);
-  assert.equal([cache.stats().softTimeouts, cache.stats().stale, calls], [1, 1, 1]);
+  assert.equal([cache.stats().softTimeouts, cache.stats().stale], [1, 1]);
   gate.resolve();
+  // The load may start after the caller got its answer (the soft timeout runs from the call); it does start, once.
   await log.reach("load-end", 1);
+  assert.is(calls, 1);
   await cache.close();
   // The load went on after the caller left, and published.
   const stored = String(await db.redis.send(["GET", cache.keys("old").data]));
