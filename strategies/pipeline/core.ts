@@ -296,11 +296,6 @@ export class Core {
   }
 }
 
-/** The error of a call made after `close()`. */
-export function closedError(): Error {
-  return new Error("Cannot get: the cache is closed");
-}
-
 const HIT: Verdict = Object.freeze({ kind: "hit" });
 const MISS: Verdict = Object.freeze({ kind: "miss" });
 

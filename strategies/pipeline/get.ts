@@ -12,10 +12,11 @@
 import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Reply } from "../../resp/types.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
+import { ClosedError } from "../errors.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call.ts";
 import type { GetOptions } from "./cache.ts";
 import { type Request, request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import type { Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 
@@ -66,7 +67,7 @@ export class Gets {
   async #getDirect(keys: Keys, identity: Identity, loader: Loader<unknown>): Promise<unknown> {
     const reader = this.#core.reader;
     const key = keys.data;
-    this.#life.enter();
+    this.#life.enter("get");
     try {
       const marker = reader.begin(key);
       let raw: Reply | undefined;
@@ -105,7 +106,7 @@ export class Gets {
   }
 
   async #getSlow(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
-    this.#life.enter();
+    this.#life.enter("get");
     try {
       func("get", "loader", loader);
       const core = this.#core;
@@ -176,7 +177,7 @@ export class Gets {
     const signal = req.signal;
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
-      if (this.#life.closing !== undefined) throw closedError();
+      if (this.#life.closing !== undefined) throw new ClosedError("get");
       // A caller gone during the read must not start a load nobody waits for.
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and

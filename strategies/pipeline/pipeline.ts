@@ -102,7 +102,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
-    return this.#life.run(async () => {
+    return this.#life.run("set", async () => {
       if (value === undefined) {
         throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
       }
@@ -116,7 +116,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   peek(identity: Identity): Promise<T | undefined> {
-    return this.#life.run(async () => {
+    return this.#life.run("peek", async () => {
       const core = this.#core;
       const keys = core.keys(identity);
       const waiting = core.ready();
@@ -130,7 +130,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   getMany(identities: readonly Identity[], loadMany: LoadMany<T>, options?: GetOptions): Promise<(T | undefined)[]> {
-    return this.#life.run(async () => {
+    return this.#life.run("getMany", async () => {
       func("getMany", "loadMany", loadMany);
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot getMany: 'identities' must be an array, got ${typeof identities}`);
@@ -154,7 +154,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   warm(identities: readonly Identity[], loader: Loader<T>, options?: WarmOptions): Promise<WarmReport> {
-    return this.#life.run(() => {
+    return this.#life.run("warm", () => {
       func("warm", "loader", loader);
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot warm: 'identities' must be an array, got ${typeof identities}`);
@@ -199,39 +199,45 @@ class PipelineCache<T> implements Cache<T> {
     return ran ? "loaded" : "fresh";
   }
 
-  async invalidate(identity: Identity): Promise<void> {
-    const core = this.#core;
-    const keys = core.keys(identity);
-    const options = { timeoutMs: core.commandTimeoutMs };
-    // One DEL for both keys: the lease goes with the value, so an owner that
-    // loaded before this point fails its token check instead of republishing.
-    const deleted = core.redis.send(["DEL", keys.data, keys.lease], options);
-    // Waiters on the dropped lease take over now instead of at its expiry
-    // (with tracking the DEL itself wakes them; this is for subscribers).
-    const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
-    await Promise.all([deleted, announced]);
-    // A get of this process that starts once this resolved must not join a
-    // load that began before it.
-    core.supersede(keys.data);
+  invalidate(identity: Identity): Promise<void> {
+    return this.#life.run("invalidate", async () => {
+      const core = this.#core;
+      const keys = core.keys(identity);
+      const options = { timeoutMs: core.commandTimeoutMs };
+      // One DEL for both keys: the lease goes with the value, so an owner that
+      // loaded before this point fails its token check instead of republishing.
+      const deleted = core.redis.send(["DEL", keys.data, keys.lease], options);
+      // Waiters on the dropped lease take over now instead of at its expiry
+      // (with tracking the DEL itself wakes them; this is for subscribers).
+      const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
+      await Promise.all([deleted, announced]);
+      // A get of this process that starts once this resolved must not join a
+      // load that began before it.
+      core.supersede(keys.data);
+    });
   }
 
-  async invalidateTags(tags: readonly string[]): Promise<void> {
-    const checked = checkTags("invalidateTags", "tags", tags);
-    if (checked.length === 0) return;
-    await this.#core.versions.bump(checked);
-    this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
+  invalidateTags(tags: readonly string[]): Promise<void> {
+    return this.#life.run("invalidateTags", async () => {
+      const checked = checkTags("invalidateTags", "tags", tags);
+      if (checked.length === 0) return;
+      await this.#core.versions.bump(checked);
+      this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
+    });
   }
 
-  async clear(): Promise<void> {
-    const epoch = await this.#core.versions.clear();
-    // This process' near tier goes now; others' when Redis invalidates the epoch.
-    const local = this.#core.local;
-    if (local !== undefined && local.size > 0) {
-      const count = local.size;
-      local.clear();
-      this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
-    }
-    this.#core.rec.emit({ type: "clear", epoch });
+  clear(): Promise<void> {
+    return this.#life.run("clear", async () => {
+      const epoch = await this.#core.versions.clear();
+      // This process' near tier goes now; others' when Redis invalidates the epoch.
+      const local = this.#core.local;
+      if (local !== undefined && local.size > 0) {
+        const count = local.size;
+        local.clear();
+        this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
+      }
+      this.#core.rec.emit({ type: "clear", epoch });
+    });
   }
 
   close(): Promise<void> {
