@@ -19,7 +19,7 @@
 import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import { ClosedError } from "../errors.ts";
-import type { LoadMany } from "./cache.ts";
+import type { LoadMany } from "./cache_types.ts";
 import { request } from "./chain.ts";
 import type { Core } from "./core.ts";
 import { runBatchOrigin } from "./publish.ts";

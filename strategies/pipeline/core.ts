@@ -24,7 +24,7 @@ import type {
   Wakeups,
 } from "../types.ts";
 import { Background } from "./background.ts";
-import type { PipelineOptions } from "./cache.ts";
+import type { PipelineOptions } from "./cache_types.ts";
 import { compose } from "./chain.ts";
 import { ServerClock } from "./clock.ts";
 import { checkNamespace, keysFor } from "./keys.ts";

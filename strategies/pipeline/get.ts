@@ -14,7 +14,7 @@ import type { Reply } from "../../resp/types.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call.ts";
-import type { GetOptions } from "./cache.ts";
+import type { GetOptions } from "./cache_types.ts";
 import { type Request, request } from "./chain.ts";
 import type { Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";

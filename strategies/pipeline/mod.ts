@@ -12,6 +12,6 @@ export type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./cache.ts";
+} from "./cache_types.ts";
 export { pipeline } from "./pipeline.ts";
 export { prometheus, type PrometheusOptions, type StatsSource } from "./prometheus.ts";

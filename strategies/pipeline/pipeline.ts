@@ -23,14 +23,14 @@ import type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./cache.ts";
+} from "./cache_types.ts";
 import { Core } from "./core.ts";
 import { Gets } from "./get.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { CallScope } from "./scope.ts";
 import { warm } from "./warm.ts";
 
-export type { Cache, GetOptions, PipelineOptions } from "./cache.ts";
+export type { Cache, GetOptions, PipelineOptions } from "./cache_types.ts";
 
 /**
  * Compose strategies into a cache. The first strategy is the outermost fill
