@@ -20,7 +20,7 @@ import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import type { LoadMany } from "./cache_types.ts";
-import { request } from "./chain.ts";
+import { chained } from "./chain.ts";
 import type { Core } from "./core.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
@@ -160,7 +160,7 @@ class Batch {
       seen,
       waiting: () => this.#move(slot, "waiting"),
     };
-    const req = request(fields, (arrived) =>
+    const req = chained(fields, (arrived) =>
       new Promise<Outcome>((resolve, reject) => {
         slot.req = arrived;
         slot.resolve = resolve;

@@ -15,7 +15,7 @@ import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call.ts";
 import type { GetOptions } from "./cache_types.ts";
-import { type Request, request } from "./chain.ts";
+import { chained, type ChainedRequest } from "./chain.ts";
 import type { Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { CallScope, isDeadline } from "./scope.ts";
@@ -172,7 +172,7 @@ export class Gets {
     return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
   }
 
-  async #fill(req: Request, fallback: Entry | undefined): Promise<unknown> {
+  async #fill(req: ChainedRequest, fallback: Entry | undefined): Promise<unknown> {
     const core = this.#core;
     const signal = req.signal;
     try {
@@ -195,10 +195,16 @@ export class Gets {
   }
 
   /** The fill request of `identity`: the strategies' chain ends in its load and publication. */
-  request(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings, state: RequestState): Request {
+  request(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallSettings,
+    state: RequestState,
+  ): ChainedRequest {
     const core = this.#core;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
-    return request(fields, (req) => {
+    return chained(fields, (req) => {
       const origin = async () => await loader({ signal: req.signal, identity: req.identity });
       return core.publisher.load(req, core.load, origin);
     });
