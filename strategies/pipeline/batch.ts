@@ -54,7 +54,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   const waiting = core.ready();
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
-  const reads = await Promise.all(items.map((item) => core.reader.read(item.keys, call.signal)));
+  const reads = await Promise.all(items.map((item) => core.reader.lookup(item.keys, call.signal)));
   const values = new Map<string, unknown>();
   const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
   const stale: Item[] = [];

@@ -158,7 +158,7 @@ export class Core {
       random,
       wakeups: this.wakeups,
       emit,
-      read: (keys, signal, extra) => reader.read(keys, signal, extra),
+      read: (keys, signal, extra) => reader.lookup(keys, signal, extra),
       accepts,
       degrade,
     };
@@ -175,7 +175,7 @@ export class Core {
       now,
       label,
       emit,
-      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+      reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
     });
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.ttlMs);

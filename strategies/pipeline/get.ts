@@ -72,7 +72,7 @@ export class Gets {
       const marker = reader.begin(key);
       let raw: Reply | undefined;
       try {
-        raw = await reader.fetch(key);
+        raw = await reader.sendGet(key);
       } catch (error) {
         raw = reader.failed(key, marker, error);
       }
@@ -139,7 +139,7 @@ export class Gets {
     const core = this.#core;
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const read = await core.reader.read(keys, signal);
+    const read = await core.reader.lookup(keys, signal);
     const out = this.#serve(keys, identity, loader, call, signal, read.entry, read.near);
     return out instanceof Promise ? await out : out;
   }

@@ -121,7 +121,7 @@ class PipelineCache<T> implements Cache<T> {
       const keys = core.keys(identity);
       const waiting = core.ready();
       if (waiting !== undefined) await waiting;
-      const { entry } = await core.reader.read(keys, undefined);
+      const { entry } = await core.reader.lookup(keys, undefined);
       core.rec.mark("peek", keys.data);
       // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
       // fallback included) is not: only a failed reload may serve that.
@@ -185,7 +185,7 @@ class PipelineCache<T> implements Cache<T> {
     const keys = core.keys(identity);
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const { entry } = await core.reader.read(keys, signal);
+    const { entry } = await core.reader.lookup(keys, signal);
     const kind = core.verdict(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;

@@ -56,11 +56,11 @@ export class Reader {
   }
 
   /**
-   * The entry of `keys`: from the near tier when it holds a current one,
-   * else from Redis in one round trip, after `extra` when given (an `extra`
+   * The entry of `keys`: from the near tier when it holds a current one (no
+   * I/O), else from Redis in one round trip, after `extra` when given (an `extra`
    * always goes to Redis: the lease's `SET NX` must see the server).
    */
-  read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
+  lookup(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
     if (extra === undefined && this.#c.local !== undefined) {
       const near = this.#near(keys.data);
       if (near !== undefined) return Promise.resolve(near);
@@ -123,8 +123,8 @@ export class Reader {
     return this.#c.local === undefined ? undefined : this.#c.tracker.begin(key);
   }
 
-  /** The short path's one command: the stored form of `key`, or null. */
-  fetch(key: string): Promise<Reply> {
+  /** The short path's one command, a `GET`: the stored form of `key`, or null. */
+  sendGet(key: string): Promise<Reply> {
     const c = this.#c;
     const reply = c.redis.send(["GET", key], c.codec.binary ? this.#plainBytes : this.#plain);
     c.versions.prefetchEpoch();
