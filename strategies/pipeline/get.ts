@@ -206,7 +206,7 @@ export class Gets {
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
     return chained(fields, (req) => {
       const origin = async () => await loader({ signal: req.signal, identity: req.identity });
-      return core.publisher.load(req, core.load, origin);
+      return core.publisher.loadAndPublish(req, core.load, origin);
     });
   }
 

@@ -66,7 +66,7 @@ export class Publisher {
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
    */
-  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
+  async loadAndPublish(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
