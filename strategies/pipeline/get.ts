@@ -13,7 +13,7 @@ import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Reply } from "../../resp/types.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { ClosedError } from "../errors.ts";
-import { type CallSettings, callSettings, defaultCall } from "./call.ts";
+import { type CallSettings, callSettings, defaultCall } from "./call_settings.ts";
 import type { GetOptions } from "./cache_types.ts";
 import { chained, type ChainedRequest } from "./chain.ts";
 import type { Core } from "./core.ts";

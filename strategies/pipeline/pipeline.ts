@@ -13,7 +13,7 @@
 import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
 import type { CacheStats, Identity, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
-import { type CallSettings, callSettings, checkTags } from "./call.ts";
+import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
 import type {
   Cache,
   GetOptions,
