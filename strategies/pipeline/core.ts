@@ -32,7 +32,7 @@ import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
 import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
-import { isTrackingClient, Tracker } from "./tracking.ts";
+import { isTrackingClient, Tracker } from "./invalidations.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 

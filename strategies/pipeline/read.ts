@@ -15,7 +15,7 @@ import type { ResolvedCodec } from "../codec.ts";
 import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
 import type { ServerClock } from "./clock.ts";
 import { decodeStored } from "./envelope.ts";
-import type { Marker, Tracker } from "./tracking.ts";
+import type { Marker, Tracker } from "./invalidations.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */

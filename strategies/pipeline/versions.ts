@@ -18,7 +18,7 @@
  * @module
  */
 import type { RedisLike, Reply } from "../../resp/types.ts";
-import type { Tracker, TrackingConsumer } from "./tracking.ts";
+import type { Tracker, TrackingConsumer } from "./invalidations.ts";
 
 /** What the versions need of their cache. */
 export interface VersionsContext {
