@@ -7,7 +7,7 @@
  * (`connection/handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
- * the public API's JSDoc and examples, and the ~330 lines of code are what
+ * the public API's JSDoc and examples, and the ~400 lines of code are what
  * stays once the socket, the handshake, the subscriptions and the trace
  * channels have their own files: the public API, the offline queue and its
  * sweep, reconnects and the connection events that report them. They share

@@ -3,10 +3,21 @@
  * (from the near tier, or one round trip), lets the read strategies judge it,
  * and on a miss runs the fill chain (first strategy outermost) down to the
  * origin load and its publication. This file is the cache's face; the rest
- * of this folder is the machinery behind it: `core.ts` wires the parts,
- * `get.ts` serves a get, `read.ts` reads an entry, `publish.ts` loads and
- * publishes, `batch.ts` is `getMany`, `warm.ts` is `warm`, `wakeups.ts` is
- * where a lease waiter wakes up, `lifecycle.ts` is what `close()` waits for.
+ * of this folder is the machinery behind it (ARCHITECTURE.md walks a hit and
+ * a miss through it):
+ *
+ * - wiring: `core.ts` (the parts of one cache), `cache_types.ts` (the public
+ *   types), `call_settings.ts` (a call's checked settings), `scope.ts` (a
+ *   call's deadline), `lifecycle.ts` (what `close()` waits for), `background.ts`
+ *   (loads and refreshes the cache owns);
+ * - the calls: `get.ts`, `batch.ts` (`getMany`), `warm.ts`;
+ * - reading: `read.ts`, `envelope.ts` (the stored format), `keys.ts`,
+ *   `clock.ts` (the server clock estimate), `versions.ts` (epoch and tags),
+ *   `invalidations.ts` (client tracking and read markers);
+ * - filling: `chain.ts` (the fill chain), `publish.ts`, `scripts.ts` (the
+ *   atomic publication);
+ * - waiting: `wakeups.ts`, `pubsub_wakeups.ts`, `ticket.ts`;
+ * - reporting: `stats.ts`, `prometheus.ts`.
  *
  * @module
  */
