@@ -273,7 +273,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #traceSend(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
     const first = Array.isArray(command) ? command[0] : undefined;
     const context: CommandTraceContext = {
-      command: typeof first === "string" ? first.toUpperCase() : "(binary)",
+      command: commandName(first),
       server: this.#serverName,
     };
     return commandChannel.tracePromise(() => this.#send(command, options), context);
@@ -491,7 +491,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     cmd.fail(
       new TimeoutError(
-        `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
+        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
         waited,
         last === undefined ? undefined : { cause: last },
       ),

@@ -7,7 +7,8 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./common.ts";
+import { checkArgs } from "../connection/mod.ts";
+import { nameOf, numberText, run } from "./common.ts";
 
 /**
  * What {@linkcode fromIoredis} calls on an ioredis client: `call` and
@@ -77,7 +78,7 @@ export function fromIoredis(client: IoredisClient): RedisLike {
   }
   return {
     send: function sendThroughIoredis(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
-      const bad = checkCommand(command);
+      const bad = checkArgs(command);
       if (bad !== undefined) return Promise.reject(bad);
       const name = nameOf(command);
       const args: (string | Buffer)[] = new Array(command.length - 1);

@@ -6,7 +6,8 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./common.ts";
+import { checkArgs } from "../connection/mod.ts";
+import { nameOf, numberText, run } from "./common.ts";
 
 /**
  * The per-command options {@linkcode fromNodeRedis} passes: node-redis 4
@@ -118,7 +119,7 @@ export function fromNodeRedis(client: NodeRedisClient | NodeRedisCluster): Redis
   const single = cluster === undefined ? client as NodeRedisClient : undefined;
   return {
     send: function sendThroughNodeRedis(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
-      const bad = checkCommand(command);
+      const bad = checkArgs(command);
       if (bad !== undefined) return Promise.reject(bad);
       const args: (string | Buffer)[] = new Array(command.length);
       args[0] = nameOf(command);

@@ -8,6 +8,7 @@
  * @module
  */
 import { onAbort } from "../shared/mod.ts";
+import { commandName } from "../connection/mod.ts";
 import type { ClusterNodes, Node } from "./nodes.ts";
 import type { ResolvedClusterOptions } from "./options.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "../errors.ts";
@@ -228,20 +229,15 @@ export class Redirector {
   }
 }
 
-/** The command's name, upper case. */
-function nameOf(command: readonly Arg[]): string {
-  return typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
-}
-
 function timeout(r: Redirected, cause: unknown): TimeoutError {
   const waited = Date.now() - r.startedAt;
   return new TimeoutError(
-    `Command ${nameOf(r.command)} timed out after ${waited} ms`,
+    `Command ${commandName(r.command[0])} timed out after ${waited} ms`,
     waited,
     cause === undefined ? undefined : { cause },
   );
 }
 
 function describe(r: Redirected): string {
-  return r.slot >= 0 ? `${nameOf(r.command)} (slot ${r.slot})` : nameOf(r.command);
+  return r.slot >= 0 ? `${commandName(r.command[0])} (slot ${r.slot})` : commandName(r.command[0]);
 }
