@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { NEVER, race } from "../../resp/shared/mod.ts";
+import { NEVER, race, replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
@@ -39,7 +39,6 @@ export interface Read extends ReadResult {
 }
 
 const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
-const decoder = new TextDecoder();
 
 /** Reads, decodes and judges the entries of one cache. */
 export class Reader {
@@ -271,7 +270,7 @@ export class Reader {
 }
 
 function text(reply: Reply): string {
-  return reply instanceof Uint8Array ? decoder.decode(reply) : String(reply);
+  return replyText(reply) ?? String(reply);
 }
 
 /**
