@@ -9,8 +9,9 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import { NEVER } from "../shared/mod.ts";
-import { checkArgs, commandName, type Deadline, Deadlines } from "../connection/mod.ts";
+import { commandName, type Deadline, Deadlines } from "../connection/mod.ts";
 import { RedisReplyError, TimeoutError } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
 
@@ -24,6 +25,18 @@ const utf8 = new TextDecoder();
  */
 export function numberText(n: number): string {
   return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n).toString() : String(n);
+}
+
+/**
+ * An argument as the foreign clients write it: ioredis writes a Buffer byte
+ * for byte but anything else with String() (a plain Uint8Array would go out
+ * as "1,2,3"), node-redis takes strings and Buffers only. A Buffer over the
+ * same memory costs no copy.
+ */
+export function bufferArgument(arg: Arg): string | Buffer {
+  if (typeof arg === "string") return arg;
+  if (typeof arg === "number") return numberText(arg);
+  return Buffer.isBuffer(arg) ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
 }
 
 /** The command's name as a string (a binary name decoded as UTF-8): the foreign clients want a string. */
