@@ -227,6 +227,6 @@ export class Gets {
     };
     // Counted only if it starts: one already running for the key adds
     // nothing, and one over maxRefreshes is counted as dropped instead.
-    core.background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
+    core.background.refresh(keys.data, run, early);
   }
 }
