@@ -170,7 +170,7 @@ export class Core {
       channel,
       commandTimeoutMs,
       maxValueBytes,
-      failOpen,
+      degrade,
       versions,
       now,
       label,
