@@ -6,14 +6,13 @@
  *
  * @module
  */
+import { ignore } from "../shared/mod.ts";
 import { type PushListener, RedisClient } from "../client.ts";
 import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
 import { Subscriptions } from "../connection/mod.ts";
 import type { NodeAddress } from "./slot_map.ts";
 import type { Arg, Reply, SendOptions } from "../types.ts";
-
-const noop = () => {};
 
 /**
  * Picks where the subscriber should live: a connected primary other than
@@ -84,7 +83,7 @@ export class ClusterSubscriber {
     this.#failed = false;
     if (old !== undefined) {
       old.destroy();
-      for (const command of this.#subscriptions.restore()) client.send(command).catch(noop);
+      for (const command of this.#subscriptions.restore()) client.send(command).catch(ignore);
     }
   }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { onAbort } from "../shared/mod.ts";
+import { ignore, onAbort } from "../shared/mod.ts";
 import { commandName } from "../connection/mod.ts";
 import type { ClusterNodes, Node } from "./nodes.ts";
 import type { ResolvedClusterOptions } from "./options.ts";
@@ -17,8 +17,6 @@ import type { Arg, Reply, SendOptions } from "../types.ts";
 
 /** Replies that mean "not now, nothing ran": the command is tried again after `retryDelayMs`. */
 export const RETRYABLE: ReadonlySet<string> = new Set(["TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"]);
-
-const noop = () => {};
 
 /** The counters the loop updates, part of the client's `ClusterStats`. */
 export interface RedirectStats {
@@ -170,7 +168,7 @@ export class Redirector {
         };
         // ASKING and the command leave in the same write (automatic pipelining):
         // ASKING only covers the very next command on that connection.
-        if (ask !== undefined) node.client.send(["ASKING"]).catch(noop);
+        if (ask !== undefined) node.client.send(["ASKING"]).catch(ignore);
         ask = undefined;
         try {
           return await node.client.send(r.command, sendOptions);
