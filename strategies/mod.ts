@@ -55,6 +55,7 @@ export type {
   Fill,
   FillRequest,
   Identity,
+  InvalidationMode,
   Keys,
   Load,
   Loader,

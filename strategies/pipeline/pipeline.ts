@@ -10,10 +10,13 @@
  *   types), `call_settings.ts` (a call's checked settings), `scope.ts` (a
  *   call's deadline), `lifecycle.ts` (what `close()` waits for), `background.ts`
  *   (loads and refreshes the cache owns);
- * - the calls: `get.ts`, `batch.ts` (`getMany`), `warm.ts`;
- * - reading: `read.ts`, `envelope.ts` (the stored format), `keys.ts`,
+ * - the calls: `get.ts`, `serve.ts` (a read entry judged and served),
+ *   `batch.ts` (`getMany`), `warm.ts`;
+ * - reading: `read.ts`, `envelope.ts` (the stored format), `keys.ts` and
+ *   `key_memo.ts`,
  *   `clock.ts` (the server clock estimate), `versions.ts` (epoch and tags),
- *   `invalidations.ts` (client tracking and read markers);
+ *   `invalidations.ts` (client tracking and read markers),
+ *   `invalidation_messages.ts` (the same, from published messages);
  * - filling: `chain.ts` (the fill chain), `publish.ts`, `scripts.ts` (the
  *   atomic publication);
  * - waiting: `wakeups.ts`, `pubsub_wakeups.ts`, `ticket.ts`;
@@ -22,7 +25,7 @@
  * @module
  */
 import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
-import type { CacheStats, Identity, Keys, Loader, Strategy } from "../types.ts";
+import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
 import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
 import type {
@@ -73,6 +76,8 @@ export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies
   return new PipelineCache<T>(options as PipelineOptions<unknown>, strategies);
 }
 
+const MODE_GAUGE: Readonly<Record<InvalidationMode, number>> = { none: 0, tracking: 1, messages: 2 };
+
 class PipelineCache<T> implements Cache<T> {
   readonly #core: Core;
   readonly #life = new Lifecycle();
@@ -84,11 +89,17 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   keys(identity: Identity): Keys {
-    return this.#core.keys(identity);
+    // A copy: the memo's own object carries its eviction bit.
+    const { data, lease } = this.#core.keys(identity);
+    return { data, lease };
   }
 
   stats(): CacheStats {
-    return this.#core.rec.snapshot(this.#core.local?.size ?? 0);
+    return this.#core.rec.snapshot(this.#core.local?.size ?? 0, MODE_GAUGE[this.#core.tracker.mode]);
+  }
+
+  invalidationMode(): InvalidationMode {
+    return this.#core.tracker.mode;
   }
 
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
@@ -121,6 +132,8 @@ class PipelineCache<T> implements Cache<T> {
       const call = callSettings("set", o, this.#core);
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call, identity);
+      // A get of this process that starts from here on reads anew.
+      this.#core.reader.forget(keys.data);
       this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });
@@ -132,7 +145,7 @@ class PipelineCache<T> implements Cache<T> {
       const keys = core.keys(identity);
       const waiting = core.ready();
       if (waiting !== undefined) await waiting;
-      const { entry } = await core.reader.lookup(keys, undefined);
+      const { entry } = await core.reader.shared(keys, undefined);
       core.rec.mark("peek", keys.data);
       // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
       // fallback included) is not: only a failed reload may serve that.
@@ -196,7 +209,7 @@ class PipelineCache<T> implements Cache<T> {
     const keys = core.keys(identity);
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const { entry } = await core.reader.lookup(keys, signal);
+    const { entry } = await core.reader.shared(keys, signal);
     const kind = core.verdict(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;
@@ -217,13 +230,17 @@ class PipelineCache<T> implements Cache<T> {
       const options = { timeoutMs: core.commandTimeoutMs };
       // One DEL for both keys: the lease goes with the value, so an owner that
       // loaded before this point fails its token check instead of republishing.
-      const deleted = core.redis.send(["DEL", keys.data, keys.lease], options);
+      await core.redis.send(["DEL", keys.data, keys.lease], options);
       // Waiters on the dropped lease take over now instead of at its expiry
-      // (with tracking the DEL itself wakes them; this is for subscribers).
-      const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
-      await Promise.all([deleted, announced]);
+      // (with tracking the DEL itself wakes them; this is for subscribers), and
+      // near tiers without tracking drop the key. After the DEL, not beside it:
+      // on a cluster the two go to different nodes, and a message overtaking
+      // its write would let a reader keep the old value.
+      await core.redis.send(["PUBLISH", core.channel, keys.data], options);
+      core.wrote([keys.data, keys.lease]);
       // A get of this process that starts once this resolved must not join a
-      // load that began before it.
+      // read or a load that began before it.
+      core.reader.forget(keys.data);
       core.supersede(keys.data);
     });
   }
@@ -232,14 +249,17 @@ class PipelineCache<T> implements Cache<T> {
     return this.#life.run("invalidateTags", async () => {
       const checked = checkTags("invalidateTags", "tags", tags);
       if (checked.length === 0) return;
-      await this.#core.versions.bump(checked);
+      this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
+      this.#core.reader.forgetAll();
       this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
     });
   }
 
   clear(): Promise<void> {
     return this.#life.run("clear", async () => {
-      const epoch = await this.#core.versions.clear();
+      const epoch = await this.#core.versions.clear(this.#core.channel);
+      this.#core.wrote([this.#core.versions.epochKey]);
+      this.#core.reader.forgetAll();
       // This process' near tier goes now; others' when Redis invalidates the epoch.
       const local = this.#core.local;
       if (local !== undefined && local.size > 0) {
