@@ -70,6 +70,16 @@ export class Versions implements TrackingConsumer {
     context.tracker.consume(this);
   }
 
+  /** The key holding `tag`'s version. */
+  tagKey(tag: string): string {
+    return this.#tagPrefix + tag;
+  }
+
+  /** The version of `tag` if it is known (tracked) now, without I/O. */
+  knownTag(tag: string): string | undefined {
+    return this.#known.get(this.#tagPrefix + tag);
+  }
+
   /** The current epoch, read (and created when missing) unless it is known. */
   epoch(): Promise<string> {
     const known = this.#known.get(this.epochKey);
