@@ -41,6 +41,10 @@ import type {
   TrackingListener,
 } from "./types.ts";
 
+// Set by RedisClient's static block: module-private doors into the class for the Sentinel client.
+let reroute: (client: RedisClient, reason: Error) => void;
+let currentServer: (client: RedisClient) => string;
+
 /**
  * Receives push frames: RESP3 pushes (pub/sub messages, client tracking
  * invalidations) and RESP2 pub/sub messages, e.g. `["message", channel, payload]`.
@@ -133,6 +137,8 @@ export class RedisClient implements RedisLike, TrackingClient {
 
   static {
     exposeDeadlines((client) => (client as RedisClient).#deadlines.size);
+    reroute = (client, reason) => client.#reroute(reason);
+    currentServer = (client) => client.#serverName;
   }
 
   /**
@@ -507,6 +513,14 @@ export class RedisClient implements RedisLike, TrackingClient {
   async #open(first: boolean): Promise<void> {
     let conn: Connection;
     try {
+      if (this.#o.locate !== undefined) {
+        const { host, port } = await this.#o.locate();
+        if (host !== this.#o.host || port !== this.#o.port) {
+          this.#o.host = host;
+          this.#o.port = port;
+          this.#server = undefined;
+        }
+      }
       conn = await Connection.open(this.#o, this.#hooks);
     } catch (error) {
       this.#lastError = error;
@@ -565,6 +579,24 @@ export class RedisClient implements RedisLike, TrackingClient {
       if (this.#conn === conn) this.#tracking.refused(error);
     };
     conn.send(cmd);
+  }
+
+  /**
+   * Leave the current server for wherever `locate` now points: the open
+   * connection is closed as if lost (written commands reject, unwritten ones
+   * wait for the next), and a reconnect already waiting starts at once.
+   */
+  #reroute(reason: Error): void {
+    if (this.#closed) return;
+    if (this.#conn !== undefined) {
+      this.#conn.destroy(reason);
+      return;
+    }
+    if (this.#reconnectTimer !== undefined) {
+      clearTimeout(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
+      void this.#open(false);
+    }
   }
 
   #onClose(conn: Connection, error: Error | undefined): void {
@@ -644,6 +676,19 @@ export class RedisClient implements RedisLike, TrackingClient {
     clearInterval(this.#offlineSweep);
     this.#offlineSweep = undefined;
   }
+}
+
+/**
+ * Make `client` leave its server for wherever its `locate` option now points
+ * (the Sentinel client, on a failover). Not part of the public API.
+ */
+export function rerouteClient(client: RedisClient, reason: Error): void {
+  reroute(client, reason);
+}
+
+/** `host:port` (or the socket path) of the server `client` talks to or last tried. Not part of the public API. */
+export function serverOf(client: RedisClient): string {
+  return currentServer(client);
 }
 
 /** ` (last error: ...)` naming why the last attempt failed, or nothing when none is known. */

@@ -38,6 +38,9 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
   }
   if (o.db !== 0) steps.push(["SELECT", o.db]);
   steps.push(...subscriptions.restore());
+  // Last, so its reply is the last one: a server the sentinels named may have
+  // been demoted since (or not yet promoted).
+  if (o.role !== undefined) steps.push(["ROLE"]);
   return steps;
 }
 
@@ -124,9 +127,15 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
       );
     }, o.connectTimeoutMs);
   });
+  let answers: Reply[];
   try {
-    await Promise.race([Promise.all(replies), timeout]);
+    answers = await Promise.race([Promise.all(replies), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+  if (o.role !== undefined) {
+    const role = answers[answers.length - 1];
+    const said = Array.isArray(role) ? String(role[0]) : String(role);
+    if (said !== o.role) throw new Error(`ROLE says ${said}, not ${o.role}`);
   }
 }

@@ -40,6 +40,7 @@ export type {
   TrackingListener,
 } from "./types.ts";
 export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
+export { connectSentinel, SentinelClient, type SentinelEvent, type SentinelOptions } from "./sentinel/mod.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
 export {
   type BunRedisClient,
