@@ -47,10 +47,9 @@ import { type MasterAddress, Sentinels } from "./sentinels.ts";
  * await redis.close();
  * ```
  */
-export async function connectSentinel(options: SentinelOptions): Promise<SentinelClient> {
+export function connectSentinel(options: SentinelOptions): Promise<SentinelClient> {
   const client = new SentinelClient(resolveSentinelOptions(options));
-  await client.ready;
-  return client;
+  return client.ready.then(() => client);
 }
 
 /**

@@ -1,0 +1,320 @@
+/**
+ * connectSentinel() against a real Sentinel group (1 master, 2 replicas, 3
+ * sentinels, each with its own password): finding and checking the master,
+ * following real failovers (`SENTINEL FAILOVER`, a SIGKILLed master), the
+ * cache on top of it (a cold burst, near(), a lease across a failover), and
+ * every sentinel gone and back.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { ConnectionError, isConnectionError } from "../../resp/errors.ts";
+import { connectSentinel, type SentinelClient, type SentinelEvent } from "../../resp/sentinel/mod.ts";
+import { coalesce } from "../../strategies/coalesce.ts";
+import { lease } from "../../strategies/lease.ts";
+import { near } from "../../strategies/near.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { rejects } from "../support/assert.ts";
+import { type Address, type SentinelGroup, startSentinelGroup } from "../support/redis-sentinel.ts";
+import { origin } from "../support/strategies.ts";
+import { deferred, until } from "../support/wait.ts";
+
+const DATA_PASSWORD = "data-secret";
+const SENTINEL_PASSWORD = "sentinel-secret";
+
+// --- options, no server needed ---
+
+const options = suite("connectSentinel() options");
+
+options("every setting is validated up front, naming it", () => {
+  const bad: [unknown, new (message: string) => Error, string][] = [
+    [null, TypeError, "Cannot connectSentinel: options must be an object, got null"],
+    [{ name: "m" }, TypeError, "Cannot connect to Sentinel: 'sentinels' must be a non-empty array"],
+    [{ name: "m", sentinels: [] }, TypeError, "Cannot connect to Sentinel: 'sentinels' must be a non-empty array"],
+    [
+      { name: "m", sentinels: ["127.0.0.1:26379"] },
+      TypeError,
+      `Cannot connect to Sentinel: 'sentinels[0]' must be a redis:// or rediss:// URL, got "127.0.0.1:26379"`,
+    ],
+    [{ sentinels: ["redis://s"] }, TypeError, "Cannot connect to Sentinel: 'name' must be the master group's name"],
+    [
+      { sentinels: ["redis://s"], name: "m", host: "10.0.0.1" },
+      TypeError,
+      "Cannot connect to Sentinel: 'host' is not an option here, the sentinels name the master",
+    ],
+    [
+      { sentinels: ["redis://s"], name: "m", checkIntervalMs: 0 },
+      RangeError,
+      "Cannot connectSentinel: 'checkIntervalMs' must be a positive integer, got 0",
+    ],
+    [{ sentinels: ["redis://s"], name: "m", db: -1 }, RangeError, "Cannot connect: 'db' must be a non-negative integer"],
+  ];
+  for (const [given, type, message] of bad) {
+    assert.throws(
+      () => connectSentinel(given as never),
+      (e: Error) => e instanceof type && e.message.startsWith(message),
+      `${JSON.stringify(given)} -> ${message}`,
+    );
+  }
+});
+
+// --- a real group ---
+
+interface Ctx {
+  group: SentinelGroup;
+  clients: SentinelClient[];
+}
+
+const test = suite<Ctx>("connectSentinel()");
+
+test.before(async (ctx) => {
+  ctx.clients = [];
+  ctx.group = await startSentinelGroup({ dataPassword: DATA_PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+});
+
+test.after.each((ctx) => {
+  for (const client of ctx.clients) client.destroy();
+  ctx.clients = [];
+});
+
+test.after(async (ctx) => {
+  await ctx.group?.stop();
+});
+
+/** A client of the group, closed after the test. */
+async function open(ctx: Ctx, extra: { resp?: 2 | 3; checkIntervalMs?: number } = {}): Promise<SentinelClient> {
+  const client = await connectSentinel({
+    sentinels: ctx.group.sentinelUrls,
+    name: ctx.group.name,
+    password: DATA_PASSWORD,
+    ...extra,
+  });
+  ctx.clients.push(client);
+  return client;
+}
+
+/** Resolves with the client's next failover event. */
+function nextFailover(client: SentinelClient): Promise<{ from: string; to: string; at: number }> {
+  return new Promise((resolve) => {
+    const stop = client.onEvent((event: SentinelEvent) => {
+      if (event.type !== "failover") return;
+      stop();
+      resolve({ from: event.from, to: event.to, at: sequence() });
+    });
+  });
+}
+
+const name = (a: Address) => `${a.host}:${a.port}`;
+
+/** After a failover: the old master replicates the new one, so the next test finds 2 replicas again. */
+async function resettle(ctx: Ctx, from: Address, to: Address): Promise<void> {
+  await ctx.group.demote(from, to);
+  await ctx.group.waitSettled({ replicas: 2 });
+}
+
+// A logical clock: which of two events came first in this (single-threaded) process.
+let clock = 0;
+const sequence = () => ++clock;
+
+test("asks the sentinels for the master, with the sentinels' password apart from the data node's", async (ctx) => {
+  const client = await open(ctx);
+  assert.is(client.master, name(await ctx.group.master()));
+  assert.is(await client.send(["SET", "sentinel:hello", "world"]), "OK");
+  assert.is(await client.send(["GET", "sentinel:hello"]), "world");
+  // The data node's password given as the sentinels' (in their URLs) is refused by the data node.
+  const wrong = connectSentinel({ sentinels: ctx.group.sentinelUrls, name: ctx.group.name });
+  await rejects(
+    () => wrong,
+    ConnectionError,
+    /^Cannot connect to redis:\/\/127\.0\.0\.1:\d+: the server requires a password and none was given/,
+  );
+  // A group the sentinels do not monitor: every sentinel says so, in bounded time.
+  await rejects(
+    () => connectSentinel({ sentinels: ctx.group.sentinelUrls, name: "nobody", password: DATA_PASSWORD }),
+    ConnectionError,
+    /^No sentinel of "nobody" named its master \(127\.0\.0\.1:\d+: it does not know a master named "nobody"; /,
+  );
+});
+
+test("a cold burst through 2 sentinel clients calls the origin once", async (ctx) => {
+  const [a, b] = [await open(ctx), await open(ctx)];
+  const namespace = `burst${Date.now()}`;
+  const caches = [a, b].map((redis) => pipeline<string>({ redis, ttlMs: 60_000, namespace }, coalesce(), lease()));
+  const o = origin(() => "loaded once");
+  const hold = deferred();
+  o.hold = hold.promise;
+  const gets = caches.flatMap((cache) => Array.from({ length: 20 }, () => cache.get("cold", o.load)));
+  await o.called();
+  hold.resolve();
+  assert.equal(new Set(await Promise.all(gets)), new Set(["loaded once"]));
+  assert.is(o.calls, 1);
+  await Promise.all(caches.map((c) => c.close()));
+});
+
+test("SENTINEL FAILOVER under 4 read and write loops: errors only until the client reports the switch, then none, and no read older than a write it follows; the old master is still writable when the client leaves it", async (ctx) => {
+  const client = await open(ctx);
+  const failover = nextFailover(client);
+  const stamp = `f${Date.now()}`;
+  const keys = [`${stamp}:a`, `${stamp}:b`];
+  let stop = false;
+  let started = Infinity; // sequence() when SENTINEL FAILOVER was sent
+  const errors: { at: number; error: unknown }[] = [];
+  /** Writes acknowledged: key, value, when it began and when it was acknowledged. */
+  const acks: { key: string; value: number; began: number; at: number }[] = [];
+  const reads: { key: string; value: number; began: number }[] = [];
+  let afterSwitch = 0;
+  let switchedAt = Infinity;
+  const writer = async (key: string) => {
+    for (let value = 1; !stop; value++) {
+      const began = sequence();
+      try {
+        await client.send(["SET", key, value]);
+        acks.push({ key, value, began, at: sequence() });
+        if (began > switchedAt) afterSwitch++;
+      } catch (error) {
+        errors.push({ at: sequence(), error });
+      }
+    }
+  };
+  const reader = async (key: string) => {
+    while (!stop) {
+      const began = sequence();
+      try {
+        const reply = await client.send(["GET", key]);
+        reads.push({ key, value: Number(reply ?? 0), began });
+        if (began > switchedAt) afterSwitch++;
+      } catch (error) {
+        errors.push({ at: sequence(), error });
+      }
+    }
+  };
+  const loops = [writer(keys[0]!), writer(keys[1]!), reader(keys[0]!), reader(keys[1]!)];
+  await until(() => acks.length > 100);
+  assert.is(errors.length, 0, "no error before the failover");
+  started = sequence();
+  const { from, to } = await ctx.group.failover();
+  const reported = await failover;
+  switchedAt = reported.at;
+  assert.equal([reported.from, reported.to], [name(from), name(to)]);
+  // Checked at once: had the client waited for the old master to be demoted
+  // (it closes its clients then), this would say slave.
+  assert.is(await ctx.group.role(from.port), "master", "the old master is still writable");
+  await until(() => afterSwitch >= 400, 10_000);
+  stop = true;
+  await Promise.all(loops);
+
+  for (const { at, error } of errors) {
+    assert.ok(isConnectionError(error), `only lost-connection errors, got ${String(error)}`);
+    assert.ok(at > started && at < switchedAt, "an error outside the window from the failover to its report");
+  }
+  // Reads that began after the report see every write acknowledged after it, and nothing older.
+  for (const read of reads) {
+    if (read.began < switchedAt) continue;
+    const newest = acks.filter((w) => w.key === read.key && w.began > switchedAt && w.at < read.began);
+    const floor = Math.max(0, ...newest.map((w) => w.value));
+    assert.ok(read.value >= floor, `read ${read.value} of ${read.key} after write ${floor} was acknowledged`);
+  }
+  // Writes after the report went to the new master, not to the still-writable old one.
+  const last = acks.filter((w) => w.key === keys[0]).at(-1)!.value;
+  assert.is((await ctx.group.cli(to.port, "GET", keys[0]!))[0], String(last));
+  assert.not.equal((await ctx.group.cli(from.port, "GET", keys[0]!))[0], String(last));
+  await resettle(ctx, from, to);
+});
+
+test("near() drops its entries on a failover and is invalidated by writes on the new master", async (ctx) => {
+  const reader = await open(ctx, { resp: 3 });
+  const writer = await open(ctx);
+  const namespace = `near${Date.now()}`;
+  const cached = pipeline<string>({ redis: reader, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
+  const writes = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace });
+  assert.is(await cached.get("k", () => "before"), "before");
+  await until(async () => {
+    const hits = cached.stats().nearHits;
+    await cached.get("k", () => "unused");
+    return cached.stats().nearHits > hits;
+  });
+  const failover = nextFailover(reader);
+  const { from, to } = await ctx.group.failover();
+  await failover;
+  await until(() => reader.tracking, 5000);
+  // Written on the new master after the switch: a near entry kept across it would hide this.
+  await writes.set("k", "after");
+  await until(async () => (await cached.get("k", () => "unused")) === "after", 5000);
+  // Tracking is on again on the new master: its next write is seen too.
+  await until(async () => {
+    const hits = cached.stats().nearHits;
+    await cached.get("k", () => "unused");
+    return cached.stats().nearHits > hits;
+  });
+  await writes.set("k", "again");
+  await until(async () => (await cached.get("k", () => "unused")) === "again", 5000);
+  await Promise.all([cached.close(), writes.close()]);
+  await resettle(ctx, from, to);
+});
+
+test("a lease owner that loses its lease across a failover cannot overwrite the newer value", async (ctx) => {
+  const [a, b] = [await open(ctx), await open(ctx)];
+  const namespace = `own${Date.now()}`;
+  const first = pipeline<string>({ redis: a, ttlMs: 60_000, namespace }, lease({ leaseMs: 300 }));
+  const second = pipeline<string>({ redis: b, ttlMs: 60_000, namespace }, lease({ leaseMs: 5000 }));
+  const hold = deferred();
+  const slow = origin(() => "older");
+  slow.hold = hold.promise;
+  const loading = first.get("k", slow.load);
+  await slow.called();
+  const { from, to } = await ctx.group.failover();
+  const keys = first.keys("k");
+  // On the new master the old owner's lease is gone (expired, or never replicated).
+  await until(async () => (await b.send(["EXISTS", keys.lease])) === 0, 10_000);
+  assert.is(await second.get("k", () => "newer"), "newer");
+  hold.resolve();
+  assert.is(await loading, "newer", "the old owner returns the value stored now");
+  assert.is(first.stats().lateRejected, 1);
+  assert.match(String(await b.send(["GET", keys.data])), /"newer"$/);
+  await Promise.all([first.close(), second.close()]);
+  await resettle(ctx, from, to);
+});
+
+test("a SIGKILLed master: the client is back on the promoted replica within down-after + failover-timeout + 5 s", async (ctx) => {
+  const client = await open(ctx);
+  const failover = nextFailover(client);
+  const old = await ctx.group.master();
+  ctx.group.node(old.port).signal("SIGKILL");
+  const deadline = ctx.group.downAfterMs + ctx.group.failoverTimeoutMs + 5000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reported = await Promise.race([
+    failover,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no failover within ${deadline} ms`)), deadline);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  assert.is(reported.from, name(old));
+  assert.is(await client.send(["SET", "sentinel:after-kill", "1"]), "OK");
+  const to = await ctx.group.master();
+  assert.is(reported.to, name(to));
+  await ctx.group.node(old.port).restart();
+  await resettle(ctx, old, to);
+});
+
+test("every sentinel stopped: a connect fails in bounded time, the client keeps its master, and both recover when the sentinels return", async (ctx) => {
+  const client = await open(ctx, { checkIntervalMs: 200 });
+  const errors: unknown[] = [];
+  client.onEvent((event) => {
+    if (event.type === "error") errors.push(event.error);
+  });
+  await Promise.all(ctx.group.sentinels.map((s) => s.kill()));
+  await rejects(
+    () => connectSentinel({ sentinels: ctx.group.sentinelUrls, name: ctx.group.name, password: DATA_PASSWORD }),
+    ConnectionError,
+    /^No sentinel of "herdless" named its master \(127\.0\.0\.1:\d+: Cannot connect to redis:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/,
+  );
+  await until(() => errors.length > 0, 5000);
+  assert.ok(isConnectionError(errors[0]));
+  assert.is(await client.send(["PING"]), "PONG", "the master is still served");
+  await Promise.all(ctx.group.sentinels.map((s) => s.restart()));
+  await ctx.group.waitSettled({ replicas: 2 });
+  const again = await open(ctx);
+  assert.is(again.master, client.master);
+});
+
+options.run();
+test.run();
