@@ -70,7 +70,7 @@ export function connectSentinel(options: SentinelOptions): Promise<SentinelClien
  *   name: process.env.SENTINEL_NAME ?? "mymaster",
  *   onEvent: (event) => event.type === "failover" && console.warn(event.from, "->", event.to),
  * });
- * console.log(redis.master); // e.g. "10.0.0.5:6379"
+ * console.log(redis.master); // host:port of the master
  * await redis.close();
  * ```
  */

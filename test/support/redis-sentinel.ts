@@ -277,7 +277,7 @@ function makeGroup(
     },
     async demote(from, to) {
       const reply = await cli(from.port, ["REPLICAOF", to.host, String(to.port)]);
-      if (reply[0] !== "OK") throw new Error(`REPLICAOF on ${from.port}: ${reply.join(" ")}`);
+      if (!reply[0]?.startsWith("OK")) throw new Error(`REPLICAOF on ${from.port}: ${reply.join(" ")}`);
     },
     async stop() {
       if (stopped) return;
