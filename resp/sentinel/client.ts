@@ -15,7 +15,7 @@
 import { RedisClient, rerouteClient, serverOf } from "../client.ts";
 import { ConnectionError, isRedisReplyError } from "../errors.ts";
 import type { Arg, RedisLike, Reply, SendOptions, TrackingClient, TrackingListener } from "../types.ts";
-import { func } from "../_validate.ts";
+import { func } from "../shared/mod.ts";
 import {
   type ResolvedSentinelOptions,
   resolveSentinelOptions,

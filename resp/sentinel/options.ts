@@ -9,7 +9,7 @@
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "../options.ts";
 import type { ConnectionEvent } from "../types.ts";
 import { parseRedisUrl } from "../url.ts";
-import { func, optionsObject, positiveInt, show } from "../_validate.ts";
+import { func, optionsObject, positiveInt, show } from "../shared/mod.ts";
 
 /**
  * What a {@linkcode SentinelClient} reports: its data connection's events,
