@@ -7,16 +7,16 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { ConnectionError, isConnectionError } from "../../resp/errors.ts";
-import { connectSentinel, type SentinelClient, type SentinelEvent } from "../../resp/sentinel/mod.ts";
-import { coalesce } from "../../strategies/coalesce.ts";
-import { lease } from "../../strategies/lease.ts";
-import { near } from "../../strategies/near.ts";
-import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { rejects } from "../support/assert.ts";
-import { type Address, type SentinelGroup, startSentinelGroup } from "../support/redis-sentinel.ts";
-import { origin } from "../support/strategies.ts";
-import { deferred, tick, until } from "../support/wait.ts";
+import { ConnectionError, isConnectionError } from "../../../resp/errors.ts";
+import { connectSentinel, type SentinelClient, type SentinelEvent } from "../../../resp/sentinel/mod.ts";
+import { coalesce } from "../../../strategies/coalesce.ts";
+import { lease } from "../../../strategies/lease.ts";
+import { near } from "../../../strategies/near.ts";
+import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import { rejects } from "../../support/assert.ts";
+import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";
+import { origin } from "../../support/strategies.ts";
+import { deferred, tick, until } from "../../support/wait.ts";
 
 const DATA_PASSWORD = "data-secret";
 const SENTINEL_PASSWORD = "sentinel-secret";
