@@ -594,8 +594,12 @@ export class RedisClient implements RedisLike, TrackingClient {
    */
   #reroute(reason: Error): void {
     if (this.#closed) return;
-    if (this.#conn !== undefined) {
-      this.#conn.destroy(reason);
+    const conn = this.#conn;
+    if (conn !== undefined) {
+      conn.destroy(reason);
+      // Now, not when the socket reports its close: a command sent from here
+      // on (a READONLY refusal sent again) must wait for the next server.
+      this.#onClose(conn, reason);
       return;
     }
     if (this.#reconnectTimer !== undefined) {
