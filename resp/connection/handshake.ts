@@ -109,6 +109,8 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
       cmd.resolve = resolve;
       // Which step failed decides the message (a password, a database).
       cmd.reject = (error) => reject({ step: args, error } satisfies Refused);
+      // ROLE is an @admin command a least-privilege user may lack: its refusal is an answer, judged below.
+      if (args[0] === "ROLE") cmd.reject = (error) => resolve(error as RedisReplyError);
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
@@ -135,6 +137,9 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
   }
   if (o.role !== undefined) {
     const role = answers[answers.length - 1];
+    // Refused by the ACL: the server stays unchecked, and a replica is found out by its READONLY replies.
+    if (role instanceof RedisReplyError && role.code === "NOPERM") return;
+    if (role instanceof RedisReplyError) throw { step: ["ROLE"], error: role } satisfies Refused;
     const said = Array.isArray(role) ? String(role[0]) : String(role);
     if (said !== o.role) throw new Error(`ROLE says ${said}, not ${o.role}`);
   }

@@ -144,6 +144,24 @@ test("asks the sentinels for the master, with the sentinels' password apart from
   );
 });
 
+test("a data-node user refused ROLE (an @admin command) still connects: the master is then judged by its READONLY replies", async (ctx) => {
+  // ACL users are not replicated: every data node gets it.
+  await Promise.all(
+    ctx.group.nodes.map((n) =>
+      ctx.group.cli(n.port, "ACL", "SETUSER", "app", "on", ">app-secret", "~*", "&*", "+@all", "-role")
+    ),
+  );
+  const client = await connectSentinel({
+    sentinels: ctx.group.sentinelUrls,
+    name: ctx.group.name,
+    username: "app",
+    password: "app-secret",
+  });
+  ctx.clients.push(client);
+  assert.is(client.master, name(await ctx.group.master()));
+  assert.is(await client.send(["SET", "sentinel:app", "1"]), "OK");
+});
+
 test("a cold burst through 2 sentinel clients calls the origin once", async (ctx) => {
   const [a, b] = [await open(ctx), await open(ctx)];
   const namespace = `burst${Date.now()}`;
