@@ -127,6 +127,11 @@ export class SentinelClient implements RedisLike, TrackingClient {
     return serverOf(this.#data);
   }
 
+  /** The sentinels this client knows (`host:port`), those given and those learned from `SENTINEL sentinels`, the one that answered last first. */
+  get sentinels(): readonly string[] {
+    return this.#sentinels.known.map((s) => `${s.host.includes(":") ? `[${s.host}]` : s.host}:${s.port}`);
+  }
+
   /** The server that serves `key`: the master, for every key (the pipeline keeps one clock estimate per server). */
   nodeFor(_key: Arg): string {
     return serverOf(this.#data);

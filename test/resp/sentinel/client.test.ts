@@ -336,6 +336,26 @@ test("a SIGKILLed master: the client is back on the promoted replica within down
   // Left dead: the tests after this one need no replica.
 });
 
+test("sentinels learned from SENTINEL sentinels serve when the only one given is gone", async (ctx) => {
+  const [given, ...others] = ctx.group.sentinels;
+  const client = await connectSentinel({
+    sentinels: [ctx.group.sentinelUrls[0]!],
+    name: ctx.group.name,
+    password: DATA_PASSWORD,
+    checkIntervalMs: 100,
+  });
+  ctx.clients.push(client);
+  await until(() => client.sentinels.length === 3, 5000);
+  assert.equal(new Set(client.sentinels), new Set(ctx.group.sentinels.map((s) => `127.0.0.1:${s.port}`)));
+  await given!.kill();
+  // A sibling starts from the list this client learned, the first of which is gone.
+  const sibling = await client.duplicate();
+  ctx.clients.push(sibling);
+  assert.is(sibling.master, client.master);
+  assert.ok(others.some((s) => sibling.sentinels[0] === `127.0.0.1:${s.port}`), "a learned sentinel answered");
+  // Left stopped: the next test stops and restarts them all.
+});
+
 test("every sentinel stopped: a connect fails in bounded time, the client keeps its master, and both recover when the sentinels return", async (ctx) => {
   const client = await open(ctx, { checkIntervalMs: 200 });
   const errors: unknown[] = [];
