@@ -12,6 +12,7 @@ import { connectSentinel, type SentinelClient, type SentinelEvent } from "../../
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { near } from "../../../strategies/near.ts";
+import { ServerClock } from "../../../strategies/pipeline/clock.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";
@@ -257,7 +258,7 @@ test("SENTINEL FAILOVER under 4 read and write loops: errors only until the clie
   await resettle(ctx, from, to);
 });
 
-test("across one failover: near() drops its entries and hears the new master's writes; a lease owner that lost its lease cannot overwrite the newer value", async (ctx) => {
+test("across one failover: near() drops its entries and hears the new master's writes, the server clock is measured again; a lease owner that lost its lease cannot overwrite the newer value", async (ctx) => {
   // One failover serves both (each costs seconds): set up both sides, switch, then check each.
   const reader = await open(ctx, { resp: 3 });
   const writer = await open(ctx);
@@ -278,9 +279,17 @@ test("across one failover: near() drops its entries and hears the new master's w
   const loading = first.get("owned", slow.load);
   await slow.called();
 
+  // The cache's estimate of the server clock is per server: the new master gets its own.
+  const clock = new ServerClock({ redis: reader, now: () => performance.now(), commandTimeoutMs: 5000 });
+  await clock.sync("k");
+
   const failover = nextFailover(reader);
   const { from, to } = await ctx.group.failover();
   await failover;
+
+  assert.not.ok(clock.known("k"), "the old master's clock estimate is not used for the new one");
+  await clock.sync("k");
+  assert.ok(clock.known("k"));
 
   // near(): written on the new master after the switch; a near entry kept across it would hide this.
   await until(() => reader.tracking, 5000);
