@@ -178,6 +178,26 @@ test("a cold burst through 2 sentinel clients calls the origin once", async (ctx
   await Promise.all(caches.map((c) => c.close()));
 });
 
+test("a server the sentinels name that says it is a replica (ROLE) is refused, and used once it is master again", async (ctx) => {
+  const client = await open(ctx);
+  const refusals: string[] = [];
+  client.onEvent((event) => {
+    if (event.type === "error") refusals.push((event.error as Error).message);
+  });
+  const master = await ctx.group.master();
+  const replica = ctx.group.nodes.find((n) => n.port !== master.port)!;
+  // Demoted behind the sentinels' back (they still name it), and the client's connection cut.
+  await ctx.group.cli(master.port, "REPLICAOF", "127.0.0.1", String(replica.port));
+  await ctx.group.cli(master.port, "CLIENT", "KILL", "TYPE", "normal");
+  await until(() => refusals.some((m) => m.endsWith("the handshake failed (ROLE says slave, not master)")), 5000);
+  assert.not.ok(client.connected);
+  const reply = client.send(["SET", "sentinel:role", "queued"]);
+  await ctx.group.cli(master.port, "REPLICAOF", "NO", "ONE");
+  assert.is(await reply, "OK", "the queued command went to the master once it said so");
+  assert.is(client.master, name(master));
+  await ctx.group.waitSettled({ replicas: 2 });
+});
+
 test("SENTINEL FAILOVER under 4 read and write loops: errors only until the client reports the switch, then none, and no read older than a write it follows; the old master is still writable when the client leaves it", async (ctx) => {
   const client = await open(ctx);
   const failover = nextFailover(client);
