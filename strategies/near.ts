@@ -1,6 +1,7 @@
 /**
  * `near()`: an in-process tier in front of Redis, kept coherent by Redis'
- * own client tracking.
+ * own client tracking (or, where it is refused, by herdless' invalidation
+ * messages).
  *
  * @module
  */
@@ -63,9 +64,16 @@ interface Node {
  * Values are shared, decoded once: every caller gets the same object, so
  * treat it as read-only (copy before mutating).
  *
- * Needs a RESP3 herdless client (`connect({ resp: 3 })` or
- * `connectCluster({ resp: 3 })`); building the pipeline with anything else
- * is a `TypeError`.
+ * Where `CLIENT TRACKING` is refused (an ACL without `client|tracking`,
+ * a managed service, `CLIENT` renamed away) or the client speaks RESP2, the
+ * tier is kept coherent by the invalidation messages every herdless writer
+ * publishes on the namespace's channel, heard on a connection the pipeline
+ * opens with `redis.duplicate()`: writes by other programs are then seen only
+ * at the entry's deadline (bound it with `ttlMs`). `cache.invalidationMode()`
+ * says which is in force.
+ *
+ * Needs a herdless client (`connect()` or `connectCluster()`); building the
+ * pipeline on an adapter is a `TypeError`.
  *
  * @param options the bounds.
  * @returns a strategy for `pipeline()`; one object per cache.

@@ -83,6 +83,7 @@ export class SentinelClient implements RedisLike, TrackingClient {
   #master: string | undefined;
   /** The data connection generation already left after a READONLY: later refusals from it move nothing. */
   #left = -1;
+  #closed = false;
   /** Settles when the first connection is ready or has failed. */
   readonly ready: Promise<void>;
 
@@ -252,7 +253,34 @@ export class SentinelClient implements RedisLike, TrackingClient {
    * ```
    */
   duplicate(): Promise<SentinelClient> {
-    return connectSentinel({ ...this.#o.given, sentinels: this.#sentinels.known.map(sentinelUrl) });
+    if (this.#closed) return Promise.reject(new ConnectionError("Cannot duplicate: the client is closed"));
+    // Its own listeners, as RedisClient.duplicate(): none of this client's.
+    const { onEvent: _, ...given } = this.#o.given;
+    return connectSentinel({ ...given, sentinels: this.#sentinels.known.map(sentinelUrl) });
+  }
+
+  /**
+   * Listen to push frames (pub/sub messages, RESP3 pushes), as
+   * `RedisClient.onPush`; subscriptions are made again on the new master
+   * after a failover.
+   *
+   * @param listener called with each push frame, in order.
+   * @returns the function that stops listening.
+   * @example Receive one message through the master
+   * ```ts
+   * import { connectSentinel, type Reply } from "@herdless/herdless";
+   * const sentinels = (process.env.SENTINEL_URLS ?? "redis://127.0.0.1:26379").split(",");
+   * const redis = await connectSentinel({ sentinels, name: process.env.SENTINEL_NAME ?? "mymaster", resp: 3 });
+   * const subscriber = await redis.duplicate();
+   * const message = new Promise<Reply[]>((resolve) => subscriber.onPush(resolve));
+   * await subscriber.send(["SUBSCRIBE", "news"]);
+   * await redis.send(["PUBLISH", "news", "hello"]);
+   * console.log(await message); // ["message", "news", "hello"]
+   * await Promise.all([subscriber.close(), redis.close()]);
+   * ```
+   */
+  onPush(listener: (push: Reply[]) => void): () => void {
+    return this.#data.onPush(listener);
   }
 
   /**
@@ -262,12 +290,14 @@ export class SentinelClient implements RedisLike, TrackingClient {
    * @returns a promise that settles once both are closed; the same one on every call.
    */
   close(): Promise<void> {
+    this.#closed = true;
     this.#sentinels.stop();
     return this.#data.close();
   }
 
   /** Close at once: every pending command rejects with `ConnectionError`. */
   destroy(): void {
+    this.#closed = true;
     this.#sentinels.stop();
     this.#data.destroy();
   }

@@ -32,6 +32,7 @@ import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
 import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
+import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
 import { isTrackingClient, Tracker } from "./tracking.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
@@ -110,22 +111,28 @@ export class Core {
     const local = (this.local = locals[0]?.local);
     const trackable = isTrackingClient(redis) && resp(redis) === 3;
     const needsTracking = strategies.find((s) => s.needsTracking === true);
-    if (needsTracking !== undefined && !trackable) {
+    if (needsTracking !== undefined && !trackable && !isDuplicable(redis)) {
       throw new TypeError(
-        `Cannot create pipeline: ${needsTracking.name}() needs Redis client tracking, which only a RESP3 herdless ` +
-          `client offers: pass connect({ resp: 3 }) or connectCluster({ resp: 3 }) as 'redis' ` +
-          `(a RESP2 client or an adapter cannot receive invalidations)`,
+        `Cannot create pipeline: ${needsTracking.name}() needs invalidations, which only a herdless client ` +
+          `(connect() or connectCluster()) receives: an adapter cannot`,
       );
     }
-    // Tracking is what lets a RESP3 cache keep its versions in memory, wake
-    // lease waiters without pub/sub and keep a near tier coherent.
-    const tracker = (this.tracker = new Tracker(
-      trackable && (wakeupSource !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
-    ));
     const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
     const emit = (event: CacheEvent) => this.rec.emit(event);
     this.background = new Background(cap === Infinity ? 16 : cap, emit);
     const channel = (this.channel = `${this.namespace}:published`);
+    // Tracking is what lets a RESP3 cache keep its versions in memory, wake
+    // lease waiters without pub/sub and keep a near tier coherent. A near
+    // tier where tracking is refused, or over RESP2, hears the invalidation
+    // messages writers publish instead, on a connection of its own.
+    const messages = local !== undefined && isDuplicable(redis)
+      ? new MessageFeed(redis, channel, commandTimeoutMs)
+      : undefined;
+    const tracker = (this.tracker = new Tracker(
+      trackable && (wakeupSource !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
+      messages,
+      (mode, reason) => emit({ type: "invalidation-mode", mode, reason }),
+    ));
     const degrade = (key: string, error: unknown) => {
       if (!failOpen || !isWriteRefusal(error)) return false;
       emit({ type: "degraded", key, error });
@@ -136,6 +143,7 @@ export class Core {
       namespace: this.namespace,
       tracker,
       commandTimeoutMs,
+      channel,
       // Not counted here: the get it serves is counted once, where its write is refused.
       servesThrough: (error) => failOpen && isWriteRefusal(error),
     }));
@@ -176,6 +184,7 @@ export class Core {
       label,
       emit,
       reread: async (keys) => (await reader.read(keys, undefined)).entry,
+      ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
     });
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.ttlMs);
@@ -247,6 +256,16 @@ export class Core {
     if (this.#tracked) return undefined;
     this.#tracked = true;
     return attempt;
+  }
+
+  /**
+   * This process wrote `keys`. Client tracking reports a connection's own
+   * writes before their reply; invalidation messages come back later, so a
+   * call that starts after the write resolved would still find the old
+   * value near: forget them now (the message, when it comes, finds nothing).
+   */
+  wrote(keys: readonly string[]): void {
+    if (this.tracker.mode === "messages") this.tracker.invalidate(keys);
   }
 
   /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */

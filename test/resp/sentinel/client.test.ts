@@ -178,6 +178,23 @@ test("a cold burst through 2 sentinel clients calls the origin once", async (ctx
   await Promise.all(caches.map((c) => c.close()));
 });
 
+test("near() over a RESP2 sentinel client keeps coherent from invalidation messages on a sibling (duplicate())", async (ctx) => {
+  const reader = await open(ctx, { resp: 2 });
+  const writer = await open(ctx);
+  const namespace = `msg${Date.now()}`;
+  const cached = pipeline<string>({ redis: reader, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
+  const writes = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace });
+  assert.is(await cached.get("k", () => "before"), "before");
+  await until(async () => {
+    const hits = cached.stats().nearHits;
+    await cached.get("k", () => "unused");
+    return cached.stats().nearHits > hits;
+  });
+  await writes.set("k", "after");
+  await until(async () => (await cached.get("k", () => "unused")) === "after", 5000);
+  await Promise.all([cached.close(), writes.close()]);
+});
+
 test("a server the sentinels name that says it is a replica (ROLE) is refused, and used once it is master again", async (ctx) => {
   const client = await open(ctx);
   const refusals: string[] = [];
