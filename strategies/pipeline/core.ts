@@ -27,7 +27,8 @@ import { Background } from "./background.ts";
 import type { PipelineOptions } from "./cache.ts";
 import { compose } from "./chain.ts";
 import { ServerClock } from "./clock.ts";
-import { checkNamespace, keysFor } from "./keys.ts";
+import { KeyMemo } from "./key_memo.ts";
+import { checkNamespace } from "./keys.ts";
 import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
 import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
@@ -66,7 +67,7 @@ export class Core {
   readonly background: Background;
   readonly chain: Fill;
   readonly load: Load;
-  readonly #keyMemo = new Map<string, Keys>();
+  readonly #keyMemo: KeyMemo;
   /** The caller's `label` option, or undefined (events then name hashed keys only). */
   readonly label: ((identity: Identity) => string) | undefined;
   /** Data key -> label of the identities seen lately (only with `label`), so events can name them. */
@@ -109,6 +110,12 @@ export class Core {
     const locals = strategies.filter((s) => s.local !== undefined);
     if (locals.length > 1) throw new TypeError("Cannot create pipeline: at most one near() tier per pipeline");
     const local = (this.local = locals[0]?.local);
+    // Sized with the near tier: every identity it holds keeps its keys remembered.
+    const nearEntries = (locals[0] as { maxEntries?: unknown } | undefined)?.maxEntries;
+    this.#keyMemo = new KeyMemo(
+      this.namespace,
+      typeof nearEntries === "number" ? Math.max(KEY_MEMO_SIZE, nearEntries) : KEY_MEMO_SIZE,
+    );
     const trackable = isTrackingClient(redis) && resp(redis) === 3;
     const needsTracking = strategies.find((s) => s.needsTracking === true);
     if (needsTracking !== undefined && !trackable && !isDuplicable(redis)) {
@@ -197,7 +204,7 @@ export class Core {
 
   /** The Redis keys of `identity`. */
   keys(identity: Identity): Keys {
-    const keys = this.#keys(identity);
+    const keys = this.#keyMemo.keys(identity);
     // Labels are wanted only by someone listening to events: without one, none is computed.
     if (this.label !== undefined && this.rec.listening) this.#remember(keys.data, identity);
     return keys;
@@ -227,20 +234,6 @@ export class Core {
     if (label === undefined) return;
     if (this.#labels.size >= KEY_MEMO_SIZE) this.#labels.clear();
     this.#labels.set(key, label);
-  }
-
-  #keys(identity: Identity): Keys {
-    if (typeof identity !== "string") return keysFor(this.namespace, identity);
-    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
-    // hit's CPU. The memo is bounded and simply starts over when full.
-    let keys = this.#keyMemo.get(identity);
-    if (keys === undefined) {
-      // Frozen: the same object goes to every caller of this identity.
-      keys = Object.freeze(keysFor(this.namespace, identity));
-      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
-      this.#keyMemo.set(identity, keys);
-    }
-    return keys;
   }
 
   /**

@@ -27,6 +27,7 @@ import type {
 import { Core } from "./core.ts";
 import { Gets } from "./get.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import type { CacheResult } from "./result.ts";
 import { CallScope } from "./scope.ts";
 import { warm } from "./warm.ts";
 
@@ -75,7 +76,9 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   keys(identity: Identity): Keys {
-    return this.#core.keys(identity);
+    // A copy: the memo's own object carries its eviction bit.
+    const { data, lease } = this.#core.keys(identity);
+    return { data, lease };
   }
 
   stats(): CacheStats {
@@ -107,6 +110,10 @@ class PipelineCache<T> implements Cache<T> {
     );
   }
 
+  getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>> {
+    return this.#gets.getEntry(identity, loader as Loader<unknown>, options) as Promise<CacheResult<T>>;
+  }
+
   set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
     return this.#life.run(async () => {
       if (value === undefined) {
@@ -116,6 +123,8 @@ class PipelineCache<T> implements Cache<T> {
       const call = callSettings("set", o, this.#core);
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call, identity);
+      // A get of this process that starts from here on reads anew.
+      this.#core.reader.forget(keys.data);
       this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });
@@ -127,7 +136,7 @@ class PipelineCache<T> implements Cache<T> {
       const keys = core.keys(identity);
       const waiting = core.ready();
       if (waiting !== undefined) await waiting;
-      const { entry } = await core.reader.read(keys, undefined);
+      const { entry } = await core.reader.shared(keys, undefined);
       core.rec.mark("peek", keys.data);
       // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
       // fallback included) is not: only a failed reload may serve that.
@@ -191,7 +200,7 @@ class PipelineCache<T> implements Cache<T> {
     const keys = core.keys(identity);
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const { entry } = await core.reader.read(keys, signal);
+    const { entry } = await core.reader.shared(keys, signal);
     const kind = core.verdict(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;
@@ -220,7 +229,8 @@ class PipelineCache<T> implements Cache<T> {
     await core.redis.send(["PUBLISH", core.channel, keys.data], options);
     core.wrote([keys.data, keys.lease]);
     // A get of this process that starts once this resolved must not join a
-    // load that began before it.
+    // read or a load that began before it.
+    core.reader.forget(keys.data);
     core.supersede(keys.data);
   }
 
@@ -228,12 +238,14 @@ class PipelineCache<T> implements Cache<T> {
     const checked = checkTags("invalidateTags", "tags", tags);
     if (checked.length === 0) return;
     this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
+    this.#core.reader.forgetAll();
     this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
   }
 
   async clear(): Promise<void> {
     const epoch = await this.#core.versions.clear(this.#core.channel);
     this.#core.wrote([this.#core.versions.epochKey]);
+    this.#core.reader.forgetAll();
     // This process' near tier goes now; others' when Redis invalidates the epoch.
     const local = this.#core.local;
     if (local !== undefined && local.size > 0) {
