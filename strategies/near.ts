@@ -40,6 +40,7 @@ export interface NearStrategy extends Strategy {
 interface Node {
   readonly key: string;
   entry: StoredEntry;
+  /** On the local clock; 0: none (a small integer, not a boxed Infinity, in every node). */
   deadline: number;
   visited: boolean;
   /** Towards the newest. */
@@ -108,7 +109,7 @@ export function near(options?: NearOptions): NearStrategy {
       get: (key) => tier.get(key),
       // The entry's own lifetime is judged on every hit against the server
       // clock; the tier keeps a deadline of its own only for `ttlMs`.
-      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? Infinity : now() + ttlMs),
+      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? 0 : now() + ttlMs),
       delete: (key) => tier.delete(key),
       clear: () => tier.clear(),
       get size() {
@@ -155,7 +156,7 @@ export class SieveTier {
   get(key: string): StoredEntry | undefined {
     const node = this.#map.get(key);
     if (node === undefined) return undefined;
-    if (node.deadline !== Infinity && this.#now() >= node.deadline) {
+    if (node.deadline !== 0 && this.#now() >= node.deadline) {
       this.#remove(node);
       return undefined;
     }
@@ -163,6 +164,7 @@ export class SieveTier {
     return node.entry;
   }
 
+  /** Hold `entry` until `deadline` on the local clock (0: no deadline of its own). */
   set(key: string, entry: StoredEntry, deadline: number): void {
     if (entry.size > this.#maxBytes) {
       this.delete(key);

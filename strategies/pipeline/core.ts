@@ -24,16 +24,17 @@ import type {
   Wakeups,
 } from "../types.ts";
 import { Background } from "./background.ts";
-import type { PipelineOptions } from "./cache.ts";
+import type { PipelineOptions } from "./cache_types.ts";
 import { compose } from "./chain.ts";
 import { ServerClock } from "./clock.ts";
-import { checkNamespace, keysFor } from "./keys.ts";
+import { KeyMemo } from "./key_memo.ts";
+import { checkNamespace } from "./keys.ts";
 import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
 import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
 import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
-import { isTrackingClient, Tracker } from "./tracking.ts";
+import { isTrackingClient, Tracker } from "./invalidations.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -66,7 +67,7 @@ export class Core {
   readonly background: Background;
   readonly chain: Fill;
   readonly load: Load;
-  readonly #keyMemo = new Map<string, Keys>();
+  readonly #keyMemo: KeyMemo;
   /** The caller's `label` option, or undefined (events then name hashed keys only). */
   readonly label: ((identity: Identity) => string) | undefined;
   /** Data key -> label of the identities seen lately (only with `label`), so events can name them. */
@@ -109,6 +110,12 @@ export class Core {
     const locals = strategies.filter((s) => s.local !== undefined);
     if (locals.length > 1) throw new TypeError("Cannot create pipeline: at most one near() tier per pipeline");
     const local = (this.local = locals[0]?.local);
+    // Sized with the near tier: every identity it holds keeps its keys remembered.
+    const nearEntries = (locals[0] as { maxEntries?: unknown } | undefined)?.maxEntries;
+    this.#keyMemo = new KeyMemo(
+      this.namespace,
+      typeof nearEntries === "number" ? Math.max(KEY_MEMO_SIZE, nearEntries) : KEY_MEMO_SIZE,
+    );
     const trackable = isTrackingClient(redis) && resp(redis) === 3;
     const needsTracking = strategies.find((s) => s.needsTracking === true);
     if (needsTracking !== undefined && !trackable && !isDuplicable(redis)) {
@@ -166,7 +173,7 @@ export class Core {
       random,
       wakeups: this.wakeups,
       emit,
-      read: (keys, signal, extra) => reader.read(keys, signal, extra),
+      read: (keys, signal, extra) => reader.lookup(keys, signal, extra),
       accepts,
       degrade,
     };
@@ -178,12 +185,12 @@ export class Core {
       channel,
       commandTimeoutMs,
       maxValueBytes,
-      failOpen,
+      degrade,
       versions,
       now,
       label,
       emit,
-      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+      reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
       ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
     });
     for (const s of strategies) s.attach?.(context);
@@ -197,7 +204,7 @@ export class Core {
 
   /** The Redis keys of `identity`. */
   keys(identity: Identity): Keys {
-    const keys = this.#keys(identity);
+    const keys = this.#keyMemo.keys(identity);
     // Labels are wanted only by someone listening to events: without one, none is computed.
     if (this.label !== undefined && this.rec.listening) this.#remember(keys.data, identity);
     return keys;
@@ -227,20 +234,6 @@ export class Core {
     if (label === undefined) return;
     if (this.#labels.size >= KEY_MEMO_SIZE) this.#labels.clear();
     this.#labels.set(key, label);
-  }
-
-  #keys(identity: Identity): Keys {
-    if (typeof identity !== "string") return keysFor(this.namespace, identity);
-    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
-    // hit's CPU. The memo is bounded and simply starts over when full.
-    let keys = this.#keyMemo.get(identity);
-    if (keys === undefined) {
-      // Frozen: the same object goes to every caller of this identity.
-      keys = Object.freeze(keysFor(this.namespace, identity));
-      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
-      this.#keyMemo.set(identity, keys);
-    }
-    return keys;
   }
 
   /**
@@ -313,11 +306,6 @@ export class Core {
       },
     });
   }
-}
-
-/** The error of a call made after `close()`. */
-export function closedError(): Error {
-  return new Error("Cannot get: the cache is closed");
 }
 
 const HIT: Verdict = Object.freeze({ kind: "hit" });

@@ -182,4 +182,31 @@ test("where the nodes refuse CLIENT TRACKING (an ACL), the near tier moves to me
   }
 });
 
+/** GET calls every primary counted so far (`INFO commandstats`). */
+function getCalls(cluster: RedisCluster): number {
+  let calls = 0;
+  for (const primary of cluster.primaries()) {
+    calls += Number(/cmdstat_get:calls=(\d+)/.exec(cluster.cli(primary.port, "INFO", "commandstats"))?.[1] ?? 0);
+  }
+  return calls;
+}
+
+test("100 concurrent gets of one identity in one process send one GET to the cluster (RESP3 near, RESP2 with the epoch)", async (ctx) => {
+  const namespace = shared.ns();
+  const writer = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  const reader3 = pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
+  const reader2 = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  for (const id of ["warm", "hot3", "hot2"]) await writer.set(id, "stored");
+  // Tracking on, clocks measured, the epoch known: then only the burst's reads remain.
+  await reader3.get("warm", () => "loaded");
+  await reader2.get("warm", () => "loaded");
+  for (const [reader, id, want] of [[reader3, "hot3", 1], [reader2, "hot2", 2]] as const) {
+    const before = getCalls(ctx.cluster);
+    const values = await Promise.all(Array.from({ length: 100 }, () => reader.get(id, () => "loaded")));
+    assert.ok(values.every((v) => v === "stored"));
+    assert.is(getCalls(ctx.cluster) - before, want, `${id}: GETs sent`);
+  }
+  await Promise.all([reader3.close(), reader2.close(), writer.close()]);
+});
+
 test.run();
