@@ -33,6 +33,7 @@ import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
 import { isTrackingClient, Tracker } from "./tracking.ts";
+import { Unstored } from "./unstored.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -58,6 +59,8 @@ export class Core {
   readonly local: LocalTier | undefined;
   readonly tracker: Tracker;
   readonly versions: Versions;
+  /** Values served uncached (Redis refused writes), kept so this process never serves an older one after them. */
+  readonly unstored = new Unstored();
   readonly clock: ServerClock;
   readonly reader: Reader;
   readonly publisher: Publisher;
@@ -141,8 +144,18 @@ export class Core {
     }));
     const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
     if (local !== undefined) this.#keepCoherent(local);
-    const reader =
-      (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
+    const reader = (this.reader = new Reader({
+      redis,
+      codec,
+      commandTimeoutMs,
+      clock,
+      tracker,
+      versions,
+      local,
+      now,
+      unstored: this.unstored,
+      emit,
+    }));
     this.wakeups = wakeupSource === "poll"
       ? POLLING
       : wakeupSource === "auto"
@@ -174,6 +187,7 @@ export class Core {
       versions,
       now,
       label,
+      unstored: { values: this.unstored, serverNow: (key) => clock.at(key) },
       emit,
       reread: async (keys) => (await reader.read(keys, undefined)).entry,
     });

@@ -112,6 +112,7 @@ class PipelineCache<T> implements Cache<T> {
       const call = callSettings("set", o, this.#core);
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call, identity);
+      this.#core.unstored.forget(keys.data);
       this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });
@@ -212,6 +213,7 @@ class PipelineCache<T> implements Cache<T> {
     // (with tracking the DEL itself wakes them; this is for subscribers).
     const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
     await Promise.all([deleted, announced]);
+    core.unstored.forget(keys.data);
     // A get of this process that starts once this resolved must not join a
     // load that began before it.
     core.supersede(keys.data);
@@ -221,11 +223,13 @@ class PipelineCache<T> implements Cache<T> {
     const checked = checkTags("invalidateTags", "tags", tags);
     if (checked.length === 0) return;
     await this.#core.versions.bump(checked);
+    this.#core.unstored.forgetTags(checked);
     this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
   }
 
   async clear(): Promise<void> {
     const epoch = await this.#core.versions.clear();
+    this.#core.unstored.clear();
     // This process' near tier goes now; others' when Redis invalidates the epoch.
     const local = this.#core.local;
     if (local !== undefined && local.size > 0) {
