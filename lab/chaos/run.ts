@@ -10,7 +10,8 @@
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
  * (faults whose name contains a listed word), `--wakeups poll` (lease
  * waiters poll instead of being woken by client tracking), `--no-limit`
- * (the pipeline without `limit()`).
+ * (the pipeline without `limit()`), `--profile eviction-storm` (issue 24's
+ * settings and fault: see `config.ts`).
  *
  * @module
  */
@@ -22,7 +23,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../mod.ts";
 import { startRedis } from "../../test/support/redis-server.ts";
-import { settings } from "./config.ts";
+import { profile, settings } from "./config.ts";
 import { type Fault, faults } from "./faults.ts";
 import { Collector } from "./metrics.ts";
 import { callsPerPhase } from "./calls.ts";
@@ -39,13 +40,17 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     wakeups: { type: "string", default: "auto" },
     "no-limit": { type: "boolean", default: false },
+    // Read by config.ts when it loads (the workers read it from the environment).
+    profile: { type: "string" },
   },
 });
 const workerCount = Number(args.workers);
 const rate = Number(args.rate);
 const wakeups = args.wakeups === "poll" ? "poll" : "auto";
-const only = args.only?.split(",").map((s) => s.trim().toLowerCase());
-const schedule = faults.filter((f) => !only || only.some((o) => f.name.toLowerCase().includes(o)));
+const only = (args.only?.split(",") ?? settings.only)?.map((s) => s.trim().toLowerCase());
+const schedule = faults.filter((f) => only ? only.some((o) => f.name.toLowerCase().includes(o)) : !f.extra);
+// The workers are spawned with this environment: they build the profile's pipeline.
+if (profile !== undefined) process.env.HERDLESS_CHAOS_PROFILE = profile;
 
 const began = Date.now();
 // Other work on the machine shows up as latency and timeouts in every row: say how busy it was.
@@ -172,7 +177,7 @@ const total = rows.reduce((a, r) => a + r.summary.gets, 0);
 console.log(
   `\n## herdless chaos run: ${workerCount} processes x ${rate} gets/s over ${settings.keys} Zipf keys, ` +
     `${schedule.length} faults of ${settings.faultMs / 1000} s, ${settings.recoverMs / 1000} s recovery each ` +
-    `(wakeups: ${wakeups}${
+    `(${profile === undefined ? "" : `profile ${profile}, `}wakeups: ${wakeups}${
       args["no-limit"] ? ", without limit()" : ""
     }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
 );
