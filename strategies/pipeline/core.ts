@@ -263,8 +263,8 @@ export class Core {
     return attempt;
   }
 
-  /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */
-  supersede(key: string): void {
+  /** Tell the strategies that loads running for `key` (every key without one) are superseded (a hit, an invalidation, a set). */
+  supersede(key?: string): void {
     for (const s of this.#superseders) s.superseded!(key);
   }
 

@@ -224,12 +224,16 @@ class PipelineCache<T> implements Cache<T> {
     if (checked.length === 0) return;
     await this.#core.versions.bump(checked);
     this.#core.unstored.forgetTags(checked);
+    // A get of this process that starts once this resolved must not join a
+    // load that began before it: that load publishes under the old version.
+    this.#core.supersede();
     this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
   }
 
   async clear(): Promise<void> {
     const epoch = await this.#core.versions.clear();
     this.#core.unstored.clear();
+    this.#core.supersede();
     // This process' near tier goes now; others' when Redis invalidates the epoch.
     const local = this.#core.local;
     if (local !== undefined && local.size > 0) {
