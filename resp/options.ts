@@ -7,7 +7,7 @@
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
 import { parseRedisUrl } from "./url.ts";
-import { func, intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./_validate.ts";
+import { func, intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./shared/mod.ts";
 
 /** Reconnection backoff: capped, jittered exponential. */
 export interface ReconnectOptions {

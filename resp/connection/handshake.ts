@@ -1,0 +1,132 @@
+/**
+ * What a fresh connection sends before any command of the caller's: HELLO
+ * (RESP3, with AUTH and SETNAME in it) or AUTH and CLIENT SETNAME (RESP2),
+ * SELECT, and the subscriptions to restore, all in one write. A refusal
+ * (a wrong password, a db out of range) rejects with a `ConnectionError`
+ * that names the URL (password hidden) and what was refused, the server's
+ * `RedisReplyError` as its cause.
+ *
+ * @module
+ */
+import { Command } from "./command.ts";
+import type { Connection } from "./connection.ts";
+import { ConnectionError, RedisReplyError, TimeoutError } from "../errors.ts";
+import type { ResolvedOptions } from "../options.ts";
+import { isSubscribeKind, type Subscriptions } from "./subscriptions.ts";
+import { describeTarget, describeUrl } from "../transport/mod.ts";
+import type { Arg, Reply } from "../types.ts";
+
+/**
+ * The handshake's commands, in order.
+ *
+ * @param o the client's resolved options.
+ * @param subscriptions what the previous connection was subscribed to.
+ * @returns the commands; empty when a RESP2 connection needs none.
+ */
+export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptions): Arg[][] {
+  const steps: Arg[][] = [];
+  if (o.resp === 3) {
+    const hello: Arg[] = ["HELLO", 3];
+    if (o.password !== undefined) hello.push("AUTH", o.username ?? "default", o.password);
+    if (o.name !== undefined) hello.push("SETNAME", o.name);
+    steps.push(hello);
+  } else {
+    if (o.password !== undefined) {
+      steps.push(o.username === undefined ? ["AUTH", o.password] : ["AUTH", o.username, o.password]);
+    }
+    if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
+  }
+  if (o.db !== 0) steps.push(["SELECT", o.db]);
+  steps.push(...subscriptions.restore());
+  return steps;
+}
+
+/**
+ * Run the handshake on `connection` and resolve once every step is
+ * answered.
+ *
+ * @param connection a connection just opened, with nothing written on it yet.
+ * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
+ * @param subscriptions what to subscribe to again.
+ * @throws {ConnectionError} (as a rejection) when the server refuses a step (its `RedisReplyError` as the cause), or for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
+ */
+export async function handshake(
+  connection: Connection,
+  o: ResolvedOptions,
+  subscriptions: Subscriptions,
+): Promise<void> {
+  try {
+    await exchange(connection, o, subscriptions);
+  } catch (caught) {
+    const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
+    if (cause instanceof RedisReplyError) throw new ConnectionError(refusal(o, step, cause), { cause });
+    throw new ConnectionError(
+      `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+      { cause },
+    );
+  }
+}
+
+/** A handshake step that failed, and why. */
+interface Refused {
+  readonly step: readonly Arg[] | undefined;
+  readonly error: unknown;
+}
+
+function isRefused(value: unknown): value is Refused {
+  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+}
+
+const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
+
+/** What the server refused, in words: the URL (password hidden), the step, the server's text. */
+function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
+  const url = describeUrl(o);
+  const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
+  if (auth) {
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    const what = o.password === undefined
+      ? `the server requires a password and none was given`
+      : `the server refused the password of ${who}`;
+    return `Cannot connect to ${url}: ${what} (${error.message})`;
+  }
+  if (name === "SELECT") return `Cannot connect to ${url}: the server refused SELECT ${o.db} (${error.message})`;
+  return `Cannot connect to ${url}: the server refused ${name || "the handshake"} (${error.message})`;
+}
+
+/** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
+async function exchange(connection: Connection, o: ResolvedOptions, subscriptions: Subscriptions): Promise<void> {
+  const steps = handshakeCommands(o, subscriptions);
+  if (steps.length === 0) return;
+  const commands: Command[] = [];
+  const replies = steps.map((args) => {
+    const cmd = new Command(args, false);
+    const reply = new Promise<Reply>((resolve, reject) => {
+      cmd.resolve = resolve;
+      // Which step failed decides the message (a password, a database).
+      cmd.reject = (error) => reject({ step: args, error } satisfies Refused);
+    });
+    // A restored subscription gets one confirmation per channel.
+    if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
+    commands.push(cmd);
+    return reply;
+  });
+  connection.writeFirst(commands);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(
+        {
+          step: undefined,
+          error: new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs),
+        } satisfies Refused,
+      );
+    }, o.connectTimeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all(replies), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
