@@ -58,9 +58,11 @@ function generator(r: () => number) {
   const plan = (): LoadPlan => ({ delayMs: pick([0, 0, 1, 3, 10, 25]), fail: r() < 0.15 });
   const some = (): string[] => IDS.filter(() => r() < 0.6);
   const tagsOf = (ids: readonly string[]) => [...new Set(ids.flatMap((id) => TAGS[id]!))];
+  let last: string = IDS[0];
   return function op(): Op {
     const x = r();
-    const id = pick(IDS);
+    // Often the identity of the operation before: races on one key are the interesting ones.
+    const id = last = r() < 0.5 ? last : pick(IDS);
     if (x < 0.35) return { kind: "get", id, tags: TAGS[id]!, load: plan() };
     if (x < 0.43) {
       const ids = some();
@@ -319,8 +321,9 @@ Model(`${SEQUENCES} seeded sequences over two processes and a near tier keep the
           // lands while that load runs; or after this one was acknowledged,
           // while older ones still run; or a few ms later.
           const x = r();
-          if (x < 0.3 && counted !== undefined) await loadStarted(counted);
-          else if (x < 0.45) await running.at(-1);
+          if (counted !== undefined ? x < 0.3 : x < 0.45) {
+            await (counted !== undefined ? loadStarted(counted) : running.at(-1));
+          } else if (x < 0.45) await running.at(-1);
           else if (x < 0.6) await new Promise((done) => setTimeout(done, Math.floor(r() * 8)));
         }
         await Promise.all(running);
