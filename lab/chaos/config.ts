@@ -40,6 +40,12 @@ const base = {
   bigKey: "big",
   bigBytes: 1024 * 1024,
   bigBurst: 64,
+  /**
+   * The share of the measured drain rate (`drain.ts`, through the fault
+   * proxy, before the run) the 1 MB fault asks for: its burst is sized to it,
+   * so the same code gives the same verdict on an idle and a loaded machine.
+   */
+  drainShare: 0.5,
   /** The 64 MB value, loaded by worker 0 through a cache whose lease is `hugeLeaseMs`. */
   hugeKey: "huge",
   hugeBytes: 64 * 1024 * 1024,

@@ -22,6 +22,12 @@ export interface FaultContext {
   proxy: FaultProxy;
   /** Send a command line to every worker. */
   broadcast(line: string): void;
+  /** Reads of the 1 MB value per worker per second, sized to the measured drain rate (`drain.ts`). */
+  bigBurst: number;
+  /** The drain rate measured before the run, MB/s through the proxy. */
+  drainMbPerSecond: number;
+  /** How many worker processes run. */
+  workers: number;
 }
 
 export interface Fault {
@@ -175,10 +181,15 @@ export const faults: Fault[] = [
     },
   },
   {
-    name: "1 MB value x64",
-    async run({ broadcast }) {
-      await repeat(1000, () => broadcast("burst"));
-      return `every 1000 ms each worker reads a ${mb(settings.bigBytes)} value ${settings.bigBurst} times at once`;
+    name: "1 MB value burst",
+    async run({ broadcast, bigBurst, drainMbPerSecond, workers }) {
+      await repeat(1000, () => broadcast(`burst ${bigBurst}`));
+      const asked = (bigBurst * workers * settings.bigBytes) / (1024 * 1024);
+      return `every 1000 ms each worker reads a ${
+        mb(settings.bigBytes)
+      } value ${bigBurst} times at once with raw GETs ` +
+        `on its cache connection (${asked} MB/s in all, ${Math.round((asked / drainMbPerSecond) * 100)}% of the ` +
+        `${Math.round(drainMbPerSecond)} MB/s this machine drained through the proxy before the run)`;
     },
   },
   {

@@ -28,6 +28,7 @@ import { type Fault, faults } from "./faults.ts";
 import { Collector } from "./metrics.ts";
 import { callsPerPhase } from "./calls.ts";
 import { type Connections, connections, rises, serverCounters } from "./probe.ts";
+import { burstFor, measureDrain } from "./drain.ts";
 import { startFaultProxy } from "./proxy.ts";
 import { formatTable, type Row } from "./table.ts";
 import { verdict } from "./verdict.ts";
@@ -75,6 +76,17 @@ const configs = Array.from({ length: workerCount }, (_, id) => ({
   wakeups,
   limit: !args["no-limit"],
 } as const));
+// The machine's drain rate through the proxy, measured before the workers
+// start: the 1 MB fault is sized to a share of it, so its verdict does not
+// depend on how busy the machine is.
+await admin.send(["SET", "chaos:drain-probe", "x".repeat(settings.bigBytes)]);
+const drain = await measureDrain(proxy.url, "chaos:drain-probe", 2, workerCount);
+await admin.send(["DEL", "chaos:drain-probe"]);
+const bigBurst = burstFor(drain.mbPerSecond, workerCount);
+process.stderr.write(
+  `drain through the proxy: ${Math.round(drain.mbPerSecond)} MB/s; the 1 MB fault reads ${bigBurst} x 1 MB per ` +
+    `worker per second (${Math.round(settings.drainShare * 100)}% of it)\n`,
+);
 const workers = await startWorkers(configs, collector);
 
 interface Phase {
@@ -131,7 +143,15 @@ async function phase(name: string, act: () => Promise<string | undefined>, restM
 }
 
 const idle = () => Promise.resolve(undefined);
-const ctx = { server: cacheServer, admin, proxy, broadcast: workers.broadcast };
+const ctx = {
+  server: cacheServer,
+  admin,
+  proxy,
+  broadcast: workers.broadcast,
+  bigBurst,
+  drainMbPerSecond: drain.mbPerSecond,
+  workers: workerCount,
+};
 try {
   await phase("warm-up", idle, settings.warmupMs, false);
   await phase("baseline", idle, settings.baselineMs, false);
@@ -179,7 +199,9 @@ console.log(
     `${schedule.length} faults of ${settings.faultMs / 1000} s, ${settings.recoverMs / 1000} s recovery each ` +
     `(${profile === undefined ? "" : `profile ${profile}, `}wakeups: ${wakeups}${
       args["no-limit"] ? ", without limit()" : ""
-    }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
+    }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart}; drain through the proxy ${
+      Math.round(drain.mbPerSecond)
+    } MB/s, so the 1 MB fault reads ${bigBurst} x 1 MB per worker per second)\n`,
 );
 console.log(formatTable(rows, notes));
 console.log("\nErrors by message (numbers masked as N, key hashes as {…}, addresses as …):\n");

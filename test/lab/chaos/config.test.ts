@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { profileName, settingsOf } from "../../../lab/chaos/config.ts";
+import { burstFor } from "../../../lab/chaos/drain.ts";
 import { faults } from "../../../lab/chaos/faults.ts";
 import { rejects } from "../../support/assert.ts";
 
@@ -33,6 +34,14 @@ Config("an unknown profile is a RangeError naming the known ones", async () => {
     RangeError,
     'Cannot run chaos: unknown profile "storm" (known: eviction-storm)',
   );
+});
+
+Config("the 1 MB fault asks half the measured drain rate: 1 to 64 reads of 1 MB per worker per second", () => {
+  // Release 2's loaded machine drained 155 MB/s through the proxy: 77 MB/s over 4 workers.
+  assert.is(burstFor(155, 4), 19);
+  assert.is(burstFor(225, 4), 28);
+  assert.is(burstFor(10_000, 4), 64, "never more than the full-size fault");
+  assert.is(burstFor(3, 4), 1, "always at least one read");
 });
 
 Config.run();
