@@ -114,28 +114,53 @@ for (const withNear of [false, true]) {
   );
 }
 
-test("OOM under failOpen: this process' invalidate(), set() and clear() retire the value it kept", async ({ admin }) => {
+test("OOM under failOpen: this process' invalidate(), set(), clear() and invalidateTags() retire the value it kept", async ({ admin }) => {
   const o = versions();
   const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);
   try {
-    for (const retire of ["invalidate", "set", "clear"] as const) {
+    for (const retire of ["invalidate", "set", "clear", "invalidateTags"] as const) {
       const n = o.calls;
+      const tags = { tags: ["t"] };
       const release = o.hold(n + 1);
-      const older = there.get(retire, o.load);
+      const older = there.get(retire, o.load, tags);
       await o.started(n + 1);
       await refuseWrites(admin);
-      assert.is(await here.get(retire, o.load), `v${n + 2}`);
+      assert.is(await here.get(retire, o.load, tags), `v${n + 2}`);
       await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
       release();
       await older;
       if (retire === "invalidate") await here.invalidate(retire);
-      else if (retire === "set") await here.set(retire, "set here");
-      else await here.clear();
+      else if (retire === "set") await here.set(retire, "set here", tags);
+      else if (retire === "clear") await here.clear();
+      else await here.invalidateTags(["t"]);
       // After an acknowledged invalidation the kept value is not served: a load (or the set value) is.
-      assert.is(await here.get(retire, o.load), retire === "set" ? "set here" : `v${n + 3}`, retire);
+      assert.is(await here.get(retire, o.load, tags), retire === "set" ? "set here" : `v${n + 3}`, retire);
     }
   } finally {
     await close();
+  }
+});
+
+test("OOM under failOpen without client tracking (RESP2): an older entry published afterwards is a miss here, never served", async ({ admin }) => {
+  const o = versions();
+  const resp2 = await db.client({});
+  const namespace = db.ns();
+  const here = pipeline({ redis: resp2, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
+  const there = pipeline({ redis: db.other, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
+  try {
+    const release1 = o.hold(1);
+    const older = there.get("k", o.load);
+    await o.started(1);
+    await refuseWrites(admin);
+    assert.is(await here.get("k", o.load), "v2");
+    await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
+    release1();
+    assert.is(await older, "v1");
+    // The kept value's versions are not known between reads here: v1 is a miss, and a load gives v3.
+    assert.is(await here.get("k", o.load), "v3");
+    assert.is(await there.get("k", o.load), "v3");
+  } finally {
+    await Promise.all([here.close(), there.close()]);
   }
 });
 
