@@ -164,6 +164,28 @@ test("OOM under failOpen without client tracking (RESP2): an older entry publish
   }
 });
 
+test("allkeys-lru below Redis' own baseline evicts every key (the lease among them) and refuses writes: the older load never publishes, this process never serves it", async ({ admin }) => {
+  const o = versions();
+  const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);
+  try {
+    const release1 = o.hold(1);
+    const older = there.get("k", o.load);
+    await o.started(1);
+    await admin.send(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "1"]);
+    await rejects(() => admin.send(["SET", "probe", "x"]), RedisReplyError, /^OOM /);
+    assert.is(await admin.send(["DBSIZE"]), 0, "every key was evicted");
+    assert.is(await here.get("k", o.load), "v2");
+    await admin.send(["CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction"]);
+    release1();
+    assert.is(await older, "v1", "its caller began before v2 was served; its lease is gone, so nothing is stored");
+    assert.is(there.stats().lateRejected, 1);
+    assert.is(await here.get("k", o.load), "v3");
+    assert.is(await there.get("k", o.load), "v3");
+  } finally {
+    await close();
+  }
+});
+
 test("an evicted lease key never lets an older load publish over a newer value", async ({ admin }) => {
   const o = versions();
   const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);
