@@ -31,7 +31,13 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import process from "node:process";
 import { connect } from "../resp/mod.ts";
-import { CACHE_TTL_MS, cacheValue, CL, herdlessPipeline, NEAR } from "./caches.ts";
+import {
+  CACHE_TTL_MS,
+  cacheValue,
+  CL,
+  herdlessPipeline,
+  NEAR,
+} from "./caches.ts";
 
 export type CoherenceVariant = "herdless" | "node-redis-csc";
 export const COHERENCE_VARIANTS: readonly CoherenceVariant[] = [
@@ -40,7 +46,8 @@ export const COHERENCE_VARIANTS: readonly CoherenceVariant[] = [
 ];
 export const COHERENCE_LABELS: Record<CoherenceVariant, string> = {
   herdless: "herdless `near()` reader, `cache.set()` writer",
-  "node-redis-csc": "node-redis 5 `clientSideCache` reader, node-redis `SET` writer",
+  "node-redis-csc":
+    "node-redis 5 `clientSideCache` reader, node-redis `SET` writer",
 };
 
 const HOT_ID = "hot";
@@ -81,7 +88,8 @@ export async function coherenceWriter(task: CoherenceTask): Promise<void> {
     const { createClient } = await import("redis");
     const client = createClient({ url: task.url });
     await client.connect();
-    write = (v) => client.set(HOT_KEY, JSON.stringify(version(v)), { PX: CACHE_TTL_MS });
+    write = (v) =>
+      client.set(HOT_KEY, JSON.stringify(version(v)), { PX: CACHE_TTL_MS });
     close = () => client.quit();
   }
   await write(0);
@@ -310,8 +318,9 @@ class Sightings {
           if (this.#waiter !== undefined && Number(v) >= this.#waiter.v) {
             this.#waiter.resolve();
           }
-        } else if (line.startsWith("inval ")) this.#invalidated.push(BigInt(line.slice(6)));
-        else if (line.startsWith("done ")) this.#done = line.slice(5);
+        } else if (line.startsWith("inval ")) {
+          this.#invalidated.push(BigInt(line.slice(6)));
+        } else if (line.startsWith("done ")) this.#done = line.slice(5);
         else if (line.startsWith("error ")) this.#error = line.slice(6);
       }
       this.#waiter?.resolve();
@@ -369,7 +378,9 @@ export async function runCoherence(
     const after = now();
     const t = BigInt(line.slice(6));
     checks.push(
-      before <= t && t <= after ? "ok" : `FAILED (${who} ${t} not in [${before}, ${after}])`,
+      before <= t && t <= after
+        ? "ok"
+        : `FAILED (${who} ${t} not in [${before}, ${after}])`,
     );
   };
   let writer: Child | undefined;
@@ -418,7 +429,9 @@ export async function runCoherence(
       lag.push(Number(seen - BigInt(acked!)) / 1000);
       fromSend.push(Number(seen - BigInt(sent!)) / 1000);
       const dropped = sightings.invalidatedAfter(BigInt(sent!));
-      if (dropped !== undefined && dropped <= seen) droppedAfterAck.push(Number(dropped - BigInt(acked!)) / 1000);
+      if (dropped !== undefined && dropped <= seen) {
+        droppedAfterAck.push(Number(dropped - BigInt(acked!)) / 1000);
+      }
     }
     writer.send("stop");
     reader.send("stop");
@@ -428,7 +441,9 @@ export async function runCoherence(
       }
       return sightings.done;
     })();
-    const extra = done === undefined ? {} : (JSON.parse(done) as Partial<CoherenceResult>);
+    const extra = done === undefined
+      ? {}
+      : (JSON.parse(done) as Partial<CoherenceResult>);
     await Promise.race([
       Promise.all([writer.exited, reader.exited]),
       new Promise((r) => setTimeout(r, 5_000)),

@@ -27,6 +27,7 @@ import {
   Deadlines,
   exposeDeadlines,
   handshake,
+  type HandshakeOutcome,
   QUEUED,
   reconnectDelay,
   SETTLED,
@@ -343,6 +344,32 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   /**
+   * Open a sibling: a new client to the same server with this client's own
+   * options (address, credentials, db, TLS, protocol, timeouts, name), its
+   * own socket and queue, and none of this client's listeners. For a
+   * connection that must not share this one's fate or mode, such as a pub/sub
+   * subscriber beside a command connection.
+   *
+   * @returns the sibling, connected and past its handshake.
+   * @throws {ConnectionError} (as a rejection) when this client is closed, or the sibling's first connection fails.
+   * @example A subscriber beside the command connection
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+   * const subscriber = await redis.duplicate();
+   * await subscriber.send(["SUBSCRIBE", "news"]);
+   * console.log(await redis.send(["PING"])); // "PONG": the command connection never entered pub/sub
+   * await Promise.all([subscriber.close(), redis.close()]);
+   * ```
+   */
+  async duplicate(): Promise<RedisClient> {
+    if (this.#closing || this.#closed) throw new ConnectionError("Cannot duplicate: the client is closed");
+    const sibling = new RedisClient({ ...this.#o, onEvent: undefined });
+    await sibling.ready;
+    return sibling;
+  }
+
+  /**
    * Listen to push frames: pub/sub messages (RESP2 or RESP3) and, with
    * `resp: 3`, every other push (client tracking invalidations). They arrive
    * here, never in a command's reply slot.
@@ -530,8 +557,9 @@ export class RedisClient implements RedisLike, TrackingClient {
     }
     this.#conn = conn;
     this.#emit({ type: "connect", server: this.#serverName });
+    let outcome: HandshakeOutcome;
     try {
-      await handshake(conn, this.#o, this.#subscriptions);
+      outcome = await handshake(conn, this.#o, this.#subscriptions);
     } catch (error) {
       // A ConnectionError naming the URL (password hidden), the server's refusal as its cause.
       this.#lastError = error;
@@ -552,6 +580,9 @@ export class RedisClient implements RedisLike, TrackingClient {
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
+    if (outcome.nameRefused !== undefined) {
+      this.#emit({ type: "name-refused", server: this.#serverName, name: this.#o.name!, error: outcome.nameRefused });
+    }
     this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
     if (this.#tracking.wanted) this.#retrack(conn);

@@ -53,6 +53,7 @@ export type {
   Fill,
   FillRequest,
   Identity,
+  InvalidationMode,
   Keys,
   Load,
   Loader,

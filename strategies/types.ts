@@ -288,6 +288,11 @@ export interface CacheStats {
   nearEntries: number;
   /** Near entries dropped because Redis reported their key changed (or everything: a flush, a lost connection). */
   nearInvalidations: number;
+  /**
+   * Where this cache hears of changed keys now, a gauge (`invalidationMode()` in words): 0 nowhere (no near
+   * tier and no tracking), 1 client tracking, 2 invalidation messages (tracking refused, or RESP2).
+   */
+  invalidationMode: number;
   /** `peek()` calls (not counted in hits or misses). */
   peeks: number;
   /** Values written by `set()`. */
@@ -344,7 +349,18 @@ export type CacheEventBody =
   | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }
-  | { readonly type: "invalidate-tags"; readonly tags: readonly string[] };
+  | { readonly type: "invalidate-tags"; readonly tags: readonly string[] }
+  | { readonly type: "invalidation-mode"; readonly mode: InvalidationMode; readonly reason: string };
+
+/**
+ * Where a cache hears of changed keys (for its near tier, its tag and epoch
+ * versions, its lease waiters): `tracking`, Redis' client tracking (RESP3,
+ * `CLIENT TRACKING` allowed), which sees every writer; `messages`, the
+ * invalidation messages herdless writers publish on the namespace's channel
+ * (tracking refused, or RESP2; a near tier only), which see herdless writers
+ * only; `none`.
+ */
+export type InvalidationMode = "tracking" | "messages" | "none";
 
 /** Services a cache offers the strategies that joined it. */
 export interface CacheContext {

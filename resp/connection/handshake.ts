@@ -4,7 +4,11 @@
  * SELECT, and the subscriptions to restore, all in one write. A refusal
  * (a wrong password, a db out of range) rejects with a `ConnectionError`
  * that names the URL (password hidden) and what was refused, the server's
- * `RedisReplyError` as its cause.
+ * `RedisReplyError` as its cause. One refusal is not fatal: a RESP2
+ * `CLIENT SETNAME` the user may not send (an ACL without `client|setname`)
+ * or the server does not know (`CLIENT` renamed away, as some managed
+ * services do): the connection goes on without its name and the caller hears
+ * why, since a name is a convenience for `CLIENT LIST`, never a need.
  *
  * @module
  */
@@ -54,9 +58,9 @@ export async function handshake(
   connection: Connection,
   o: ResolvedOptions,
   subscriptions: Subscriptions,
-): Promise<void> {
+): Promise<HandshakeOutcome> {
   try {
-    await exchange(connection, o, subscriptions);
+    return await exchange(connection, o, subscriptions);
   } catch (caught) {
     const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
     if (cause instanceof RedisReplyError) throw new ConnectionError(refusal(o, step, cause), { cause });
@@ -65,6 +69,22 @@ export async function handshake(
       { cause },
     );
   }
+}
+
+/** What a handshake that succeeded left out. */
+export interface HandshakeOutcome {
+  /** The server's refusal of `CLIENT SETNAME` (RESP2): connected without the name. */
+  readonly nameRefused?: RedisReplyError;
+}
+
+/** True for a refusal of `CLIENT SETNAME` that only means "no name here": no permission, or no such command. */
+export function isNameRefusal(error: unknown): error is RedisReplyError {
+  return error instanceof RedisReplyError &&
+    (error.code === "NOPERM" || /unknown (sub)?command/i.test(error.message));
+}
+
+function isSetName(args: readonly Arg[]): boolean {
+  return typeof args[0] === "string" && args[0].toUpperCase() === "CLIENT" && args[1] === "SETNAME";
 }
 
 /** A handshake step that failed, and why. */
@@ -83,6 +103,11 @@ const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
 function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
   const url = describeUrl(o);
   const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  if (error.code === "NOPERM" && /permissions to run/.test(error.message)) {
+    // Logged in, but the user's ACL lacks a handshake command (HELLO, SELECT): the message names the rule to add.
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    return `Cannot connect to ${url}: ${who} may not run ${name || "the handshake"} (${error.message})`;
+  }
   const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
   if (auth) {
     const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
@@ -96,16 +121,27 @@ function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: Re
 }
 
 /** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
-async function exchange(connection: Connection, o: ResolvedOptions, subscriptions: Subscriptions): Promise<void> {
+async function exchange(
+  connection: Connection,
+  o: ResolvedOptions,
+  subscriptions: Subscriptions,
+): Promise<HandshakeOutcome> {
   const steps = handshakeCommands(o, subscriptions);
-  if (steps.length === 0) return;
+  if (steps.length === 0) return {};
   const commands: Command[] = [];
+  let nameRefused: RedisReplyError | undefined;
   const replies = steps.map((args) => {
     const cmd = new Command(args, false);
+    const tolerated = isSetName(args);
     const reply = new Promise<Reply>((resolve, reject) => {
       cmd.resolve = resolve;
       // Which step failed decides the message (a password, a database).
-      cmd.reject = (error) => reject({ step: args, error } satisfies Refused);
+      cmd.reject = (error) => {
+        if (tolerated && isNameRefusal(error)) {
+          nameRefused = error;
+          resolve(null);
+        } else reject({ step: args, error } satisfies Refused);
+      };
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
@@ -129,4 +165,5 @@ async function exchange(connection: Connection, o: ResolvedOptions, subscription
   } finally {
     clearTimeout(timer);
   }
+  return nameRefused === undefined ? {} : { nameRefused };
 }

@@ -60,6 +60,7 @@ export class ClientTracking {
   refused(error: unknown): void {
     this.#on = false;
     this.#reset(`CLIENT TRACKING was refused (${error instanceof Error ? error.message : String(error)})`);
+    for (const listener of [...this.#listeners]) listener.refused?.(error);
   }
 
   /** The connection closed: nothing it tracked is reported any more. */

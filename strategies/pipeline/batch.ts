@@ -23,6 +23,7 @@ import { request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
+import { judge } from "./serve.ts";
 
 /** One `getMany` call. */
 export interface BatchCall {
@@ -53,25 +54,24 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   const waiting = core.ready();
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
-  const reads = await Promise.all(items.map((item) => core.reader.read(item.keys, call.signal)));
+  // Each joins a read of its key already in flight in this process, if any.
+  const reads = await Promise.all(items.map((item) => core.reader.shared(item.keys, call.signal)));
   const values = new Map<string, unknown>();
   const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
   const stale: Item[] = [];
   const early: Item[] = [];
   items.forEach((item, i) => {
     const { entry, near } = reads[i]!;
-    const verdict = core.verdict(entry);
     const key = item.keys.data;
-    if (verdict.kind !== "miss" && entry !== undefined) {
-      core.rec.served(key, verdict.kind === "stale", near);
-      core.supersede(key);
-      values.set(key, entry.value);
+    const verdict = judge(core, key, entry, near);
+    if (verdict.kind !== "miss") {
+      values.set(key, entry!.value);
       if (verdict.kind === "stale") stale.push(item);
       else if (verdict.kind === "refresh") early.push(item);
       return;
     }
     core.rec.mark("miss", key);
-    missing.push({ item, seen: entry, fallback: verdict.kind === "miss" ? verdict.fallback : undefined });
+    missing.push({ item, seen: entry, fallback: verdict.fallback });
   });
   if (!call.closing()) {
     refresh(core, call, stale, reads, items, false);

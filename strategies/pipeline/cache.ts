@@ -6,15 +6,16 @@
  */
 import type { RedisLike } from "../../resp/types.ts";
 import type { CodecOption } from "../codec.ts";
-import type { CacheEvent, CacheStats, Identity, Keys, Loader, WakeupSource } from "../types.ts";
+import type { CacheEvent, CacheStats, Identity, InvalidationMode, Keys, Loader, WakeupSource } from "../types.ts";
 
 /** Options of `pipeline()`. */
 export interface PipelineOptions<T> {
   /**
    * Our `RedisClient` or `ClusterClient` (with `resp: 3` the server tracks
    * what the cache reads: lease waiters are woken and clear/tag versions kept
-   * in memory without a round trip per hit, and `near()` works), or any
-   * `{ send }` adapter (`fromIoredis`, `fromNodeRedis`, `fromBunRedis`).
+   * in memory without a round trip per hit; `near()` works on either
+   * protocol, on invalidation messages where tracking is not available), or
+   * any `{ send }` adapter (`fromIoredis`, `fromNodeRedis`, `fromBunRedis`).
    */
   redis: RedisLike;
   /** How long a published value stays fresh, in ms (a call may pass its own `ttlMs`). */
@@ -231,6 +232,14 @@ export interface Cache<T> {
   keys(identity: Identity): Keys;
   /** A copy of the counters. */
   stats(): CacheStats;
+  /**
+   * Where this cache hears of changed keys now: `tracking` (client tracking:
+   * every writer is seen), `messages` (tracking refused or RESP2: the near
+   * tier hears herdless writers' invalidation messages; other programs'
+   * writes are seen at the entry's deadline) or `none`. A change is reported
+   * by an `invalidation-mode` event.
+   */
+  invalidationMode(): InvalidationMode;
   /**
    * Refuse new calls, wait for the calls already running (one still reading
    * its entry then starts no load and no refresh: a miss rejects as closed, or

@@ -11,7 +11,7 @@
  * @module
  */
 import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
-import type { CacheStats, Identity, Keys, Loader, Strategy } from "../types.ts";
+import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
 import { type CallSettings, callSettings, checkTags } from "./call.ts";
 import type {
@@ -62,6 +62,8 @@ export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies
   return new PipelineCache<T>(options as PipelineOptions<unknown>, strategies);
 }
 
+const MODE_GAUGE: Readonly<Record<InvalidationMode, number>> = { none: 0, tracking: 1, messages: 2 };
+
 class PipelineCache<T> implements Cache<T> {
   readonly #core: Core;
   readonly #life = new Lifecycle();
@@ -73,11 +75,17 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   keys(identity: Identity): Keys {
-    return this.#core.keys(identity);
+    // A copy: the memo's own object carries its eviction bit.
+    const { data, lease } = this.#core.keys(identity);
+    return { data, lease };
   }
 
   stats(): CacheStats {
-    return this.#core.rec.snapshot(this.#core.local?.size ?? 0);
+    return this.#core.rec.snapshot(this.#core.local?.size ?? 0, MODE_GAUGE[this.#core.tracker.mode]);
+  }
+
+  invalidationMode(): InvalidationMode {
+    return this.#core.tracker.mode;
   }
 
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
@@ -111,6 +119,8 @@ class PipelineCache<T> implements Cache<T> {
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call, identity);
       this.#core.unstored.forget(keys.data);
+      // A get of this process that starts from here on reads anew.
+      this.#core.reader.forget(keys.data);
       this.#core.supersede(keys.data);
       this.#core.rec.mark("set", keys.data);
     });
@@ -122,7 +132,7 @@ class PipelineCache<T> implements Cache<T> {
       const keys = core.keys(identity);
       const waiting = core.ready();
       if (waiting !== undefined) await waiting;
-      const { entry } = await core.reader.read(keys, undefined);
+      const { entry } = await core.reader.shared(keys, undefined);
       core.rec.mark("peek", keys.data);
       // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
       // fallback included) is not: only a failed reload may serve that.
@@ -186,7 +196,7 @@ class PipelineCache<T> implements Cache<T> {
     const keys = core.keys(identity);
     const waiting = core.ready();
     if (waiting !== undefined) await waiting;
-    const { entry } = await core.reader.read(keys, signal);
+    const { entry } = await core.reader.shared(keys, signal);
     const kind = core.verdict(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;
@@ -206,22 +216,27 @@ class PipelineCache<T> implements Cache<T> {
     const options = { timeoutMs: core.commandTimeoutMs };
     // One DEL for both keys: the lease goes with the value, so an owner that
     // loaded before this point fails its token check instead of republishing.
-    const deleted = core.redis.send(["DEL", keys.data, keys.lease], options);
+    await core.redis.send(["DEL", keys.data, keys.lease], options);
     // Waiters on the dropped lease take over now instead of at its expiry
-    // (with tracking the DEL itself wakes them; this is for subscribers).
-    const announced = core.redis.send(["PUBLISH", core.channel, keys.data], options);
-    await Promise.all([deleted, announced]);
+    // (with tracking the DEL itself wakes them; this is for subscribers), and
+    // near tiers without tracking drop the key. After the DEL, not beside it:
+    // on a cluster the two go to different nodes, and a message overtaking
+    // its write would let a reader keep the old value.
+    await core.redis.send(["PUBLISH", core.channel, keys.data], options);
+    core.wrote([keys.data, keys.lease]);
     core.unstored.forget(keys.data);
     // A get of this process that starts once this resolved must not join a
-    // load that began before it.
+    // read or a load that began before it.
+    core.reader.forget(keys.data);
     core.supersede(keys.data);
   }
 
   async invalidateTags(tags: readonly string[]): Promise<void> {
     const checked = checkTags("invalidateTags", "tags", tags);
     if (checked.length === 0) return;
-    await this.#core.versions.bump(checked);
+    this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
     this.#core.unstored.forgetTags(checked);
+    this.#core.reader.forgetAll();
     // A get of this process that starts once this resolved must not join a
     // load that began before it: that load publishes under the old version.
     this.#core.supersede();
@@ -229,8 +244,10 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   async clear(): Promise<void> {
-    const epoch = await this.#core.versions.clear();
+    const epoch = await this.#core.versions.clear(this.#core.channel);
+    this.#core.wrote([this.#core.versions.epochKey]);
     this.#core.unstored.clear();
+    this.#core.reader.forgetAll();
     this.#core.supersede();
     // This process' near tier goes now; others' when Redis invalidates the epoch.
     const local = this.#core.local;

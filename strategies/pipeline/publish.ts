@@ -51,6 +51,8 @@ export interface PublisherContext {
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
+  /** Told after each write to Redis that went through (a near tier on invalidation messages forgets the key now). */
+  wrote?(keys: Keys): void;
 }
 
 /** A shaped value ready to store. */
@@ -223,7 +225,12 @@ export class Publisher {
       channel: c.channel,
       ...(guardToken === undefined ? {} : { token: guardToken }),
     };
-    return publish(c.redis, publication, { timeoutMs });
+    const written = publish(c.redis, publication, { timeoutMs });
+    if (c.wrote === undefined) return written;
+    return written.then((ok) => {
+      c.wrote!(keys);
+      return ok;
+    });
   }
 
   // A value the codec refused, named by its key and, with a `label`, its
