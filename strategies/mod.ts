@@ -15,6 +15,8 @@
  * @module
  */
 export { pipeline } from "./pipeline/mod.ts";
+export type { BatchLoaderContext, CacheResult } from "./pipeline/mod.ts";
+export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
 export type {
   Cache,
   GetOptions,
@@ -72,3 +74,4 @@ export type {
   WakeupSource,
   WritePlan,
 } from "./types.ts";
+export { compressed, type CompressedOptions } from "./compressed.ts";

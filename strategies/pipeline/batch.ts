@@ -21,9 +21,11 @@ import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import type { LoadMany } from "./cache.ts";
 import { request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
+import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
 import { judge } from "./serve.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 /** One `getMany` call. */
 export interface BatchCall {
@@ -82,10 +84,20 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     if (call.signal.aborted) throw call.signal.reason;
     const batch = new Batch(core, call, false);
     const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
-    const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
+    // swr's soft timeout, per identity that has an old value to serve.
+    const soft = softTimeoutOf(core.strategies);
+    const settled = await Promise.allSettled(
+      fills.map((fill, i) =>
+        race(soft === undefined || missing[i]!.fallback === undefined ? fill : softRace(fill, soft), call.signal)
+      ),
+    );
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
-      if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
+      if (result.status === "fulfilled" && result.value === SOFT) {
+        core.rec.emit({ type: "soft-timeout", key: item.keys.data });
+        core.rec.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback!.value);
+      } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
       else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
         core.rec.mark("stale", item.keys.data);
@@ -218,6 +230,7 @@ class Batch {
       const stamp = await core.versions.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
+      const choices = new Choices(core, wave.length);
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {
@@ -228,9 +241,9 @@ class Batch {
             began = true;
             started = core.now();
             for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
-            return this.#call.loadMany(identities, { signal: controller.signal });
+            return this.#call.loadMany(identities, choices.batchContext(controller.signal));
           },
-        );
+        ).finally(() => choices.settle());
         if (!Array.isArray(values) || values.length !== wave.length) {
           throw new TypeError(
             `Cannot getMany: loadMany resolved ${
@@ -247,7 +260,7 @@ class Batch {
       const loadMs = Math.max(0, Math.ceil(core.now() - started));
       await Promise.all(wave.map(async (slot, i) => {
         try {
-          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started));
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
         } catch (error) {
           slot.reject!(error);
         }

@@ -16,8 +16,11 @@ import type { GetOptions } from "./cache.ts";
 import { type Request, request } from "./chain.ts";
 import { closedError, type Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import { Choices } from "./loader_context.ts";
+import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 import { judge } from "./serve.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 const NO_HIT = Symbol("no near hit");
 
@@ -32,10 +35,13 @@ export interface RequestState {
 export class Gets {
   readonly #core: Core;
   readonly #life: Lifecycle;
+  /** swr's softTimeoutMs, if any: how long a caller with a fallback waits for its load. */
+  readonly #softMs: number | undefined;
 
   constructor(core: Core, life: Lifecycle) {
     this.#core = core;
     this.#life = life;
+    this.#softMs = softTimeoutOf(core.strategies);
   }
 
   /** One `get`, through the fastest path its call allows. */
@@ -68,6 +74,35 @@ export class Gets {
     return this.#getRead(keys, identity, loader, call, signal);
   }
 
+  /**
+   * One `getEntry`: `get`'s read, judgement and fill (the near tier is read
+   * by the shared read), gathering a report on its way; `get` passes none.
+   */
+  getEntry(
+    identity: Identity,
+    loader: Loader<unknown>,
+    options: GetOptions | undefined,
+  ): Promise<CacheResult<unknown>> {
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse(loader);
+    const core = this.#core;
+    let keys: Keys;
+    let call: CallSettings;
+    let signal: AbortSignal | undefined;
+    try {
+      keys = core.keys(identity);
+      if (options === undefined) call = defaultCall(core.ttlMs);
+      else {
+        const o = optionsObject<GetOptions>("getEntry", options);
+        call = callSettings("getEntry", o, core);
+        signal = o.signal;
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const report = new Report();
+    return this.#getRead(keys, identity, loader, call, signal, report).then((value) => report.result(value));
+  }
+
   #refuse(loader: Loader<unknown>): Promise<never> {
     try {
       this.#life.enter();
@@ -92,6 +127,7 @@ export class Gets {
     loader: Loader<unknown>,
     call: CallSettings,
     signal: AbortSignal | undefined,
+    report?: Report,
   ): Promise<unknown> {
     const core = this.#core;
     const key = keys.data;
@@ -105,7 +141,7 @@ export class Gets {
         keys,
         scope === undefined || this.#bounded(key, call, signal) ? undefined : scope.signal,
       );
-      const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near);
+      const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near, report);
       // A hit's value is returned as is: an await of it would cost one more turn.
       return out instanceof Promise ? await out : out;
     } catch (error) {
@@ -154,11 +190,13 @@ export class Gets {
     scope: CallScope | undefined,
     entry: Entry | undefined,
     near: boolean,
+    report: Report | undefined,
   ): unknown {
     const core = this.#core;
     const key = keys.data;
     const verdict = judge(core, key, entry, near);
     if (verdict.kind !== "miss") {
+      report?.served(entry!, near, verdict.kind === "stale");
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#life.closing === undefined) {
         this.refresh(keys, identity, loader, call, entry!, verdict.kind === "refresh");
@@ -168,10 +206,11 @@ export class Gets {
     core.rec.mark("miss", key);
     const fallback = verdict.fallback;
     const signal = scope === undefined ? NEVER : scope.signal;
-    return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
+    const req = this.request(keys, identity, loader, call, { signal, background: false, seen: entry });
+    return this.#fill(req, fallback, near, report);
   }
 
-  async #fill(req: Request, fallback: Entry | undefined): Promise<unknown> {
+  async #fill(req: Request, fallback: Entry | undefined, near: boolean, report: Report | undefined): Promise<unknown> {
     const core = this.#core;
     const signal = req.signal;
     try {
@@ -181,7 +220,18 @@ export class Gets {
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      return (await race(core.background.track(core.chain(req)), signal)).value;
+      const fill = core.background.track(core.chain(req));
+      const soft = fallback === undefined ? undefined : this.#softMs;
+      const outcome = await race(soft === undefined ? fill : softRace(fill, soft), signal);
+      if (outcome === SOFT) {
+        // The old value now; the load goes on, tracked, and publishes.
+        core.rec.emit({ type: "soft-timeout", key: req.keys.data });
+        core.rec.mark("stale", req.keys.data);
+        report?.served(fallback!, near, true);
+        return fallback!.value;
+      }
+      report?.filled(outcome);
+      return outcome.value;
     } catch (error) {
       // A caller who cancelled wants no answer; a caller whose deadline ran
       // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
@@ -189,6 +239,7 @@ export class Gets {
       if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
       core.rec.mark("stale", req.keys.data);
+      report?.served(fallback, near, true);
       return fallback.value;
     }
   }
@@ -198,8 +249,15 @@ export class Gets {
     const core = this.#core;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
     return request(fields, (req) => {
-      const origin = async () => await loader({ signal: req.signal, identity: req.identity });
-      return core.publisher.load(req, core.load, origin);
+      const choices = new Choices(core, 1);
+      const origin = async () => {
+        try {
+          return await loader(choices.loaderContext(req.signal, req.identity));
+        } finally {
+          choices.settle();
+        }
+      };
+      return core.publisher.load(req, core.load, origin, choices.items[0]);
     });
   }
 

@@ -14,4 +14,6 @@ export type {
   WarmReport,
 } from "./cache.ts";
 export { pipeline } from "./pipeline.ts";
+export type { CacheResult } from "./result.ts";
+export type { BatchLoaderContext } from "./loader_context.ts";
 export { prometheus, type PrometheusOptions, type StatsSource } from "./prometheus.ts";

@@ -27,6 +27,7 @@ import type {
 import { Core } from "./core.ts";
 import { Gets } from "./get.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import type { CacheResult } from "./result.ts";
 import { CallScope } from "./scope.ts";
 import { warm } from "./warm.ts";
 
@@ -107,6 +108,10 @@ class PipelineCache<T> implements Cache<T> {
       () => this.#gets.get(identity, loader as Loader<unknown>, options) as Promise<T>,
       context,
     );
+  }
+
+  getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>> {
+    return this.#gets.getEntry(identity, loader as Loader<unknown>, options) as Promise<CacheResult<T>>;
   }
 
   set(identity: Identity, value: T, options?: SetOptions): Promise<void> {

@@ -26,6 +26,7 @@ import type {
   WritePlan,
 } from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
+import type { Choice } from "./loader_context.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import type { Unstored } from "./unstored.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
@@ -59,6 +60,8 @@ export interface PublisherContext {
 interface Stored {
   readonly envelope: string | Uint8Array;
   readonly px: number;
+  /** The fresh window it is stored with. */
+  readonly freshMs: number;
   /** What the envelope says besides the value and the server's publication time. */
   readonly fields: Omit<StoredEntry, "value" | "publishedAt" | "size">;
 }
@@ -84,7 +87,7 @@ export class Publisher {
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
    */
-  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
+  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>, choice?: Choice): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
@@ -107,16 +110,33 @@ export class Publisher {
     }
     started ??= c.now();
     const loadMs = Math.max(0, Math.ceil(c.now() - started));
-    return await this.publish(req, value, loadMs, stamp, started);
+    return await this.publish(req, value, loadMs, stamp, started, choice);
   }
 
   /**
    * Shape, encode and store `value` loaded for `req` (also the last step of
    * a `getMany` batch). `started` is when its load began, for `load-end`.
    */
-  async publish(req: FillRequest, value: unknown, loadMs: number, stamp: Stamp, started: number): Promise<Outcome> {
+  async publish(
+    req: FillRequest,
+    value: unknown,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+    choice?: Choice,
+  ): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
+    if (choice !== undefined) {
+      if (choice.skipped) {
+        // Nothing is written: an entry stored before keeps its deadline, and
+        // the lease strategy releases (and announces) the lease at once.
+        c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
+        c.emit({ type: "skip", key });
+        return { from: "origin", value, published: false };
+      }
+      ({ req, stamp } = await choice.apply(req, stamp));
+    }
     const guard = req.guard;
     if (guard?.extend !== undefined && this.#slowToEncode(value, guard)) {
       // The lease covers the origin call, not this cache's own encoding:
@@ -154,7 +174,7 @@ export class Publisher {
       if (!this.#degrade(key, error)) throw error;
       return this.#unstored(key, value, stored);
     }
-    if (accepted) return { from: "origin", value, published: true };
+    if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
     const reason =
       "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
     c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
@@ -162,7 +182,7 @@ export class Publisher {
     const entry = await c.reread(req.keys);
     return entry === undefined
       ? { from: "origin", value, published: false }
-      : { from: "cache", value: entry.value, published: false };
+      : { from: "cache", value: entry.value, entry, published: false };
   }
 
   /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
@@ -281,8 +301,11 @@ export class Publisher {
       );
     }
     let payload: string | Uint8Array;
+    let compressed = false;
     try {
       payload = negative ? "" : c.codec.encode(value);
+      const packed = negative ? undefined : c.codec.compress?.(payload);
+      if (packed !== undefined) [payload, compressed] = [packed, true];
     } catch (error) {
       throw this.#codecError(key, identity, error);
     }
@@ -298,6 +321,7 @@ export class Publisher {
     }
     const fields = {
       negative,
+      compressed,
       freshMs: plan.freshMs,
       staleMs: plan.staleMs,
       ifErrorMs: plan.ifErrorMs,
@@ -307,7 +331,7 @@ export class Publisher {
       tags: negative ? [] : o.tags,
       tagVersions: negative ? [] : o.stamp.tagVersions,
     };
-    return { envelope: encodeEnvelope(fields, payload), px, fields };
+    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs, fields };
   }
 }
 

@@ -137,6 +137,7 @@ export class Reader {
       negative: stored.negative,
       pttl,
       freshMs: stored.freshMs - age,
+      ageMs: age,
       staleMs: stored.staleMs,
       ifErrorMs: stored.ifErrorMs,
       loadMs: stored.loadMs,
@@ -288,7 +289,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      return decodeStored(own, this.#c.codec.decode);
+      return decodeStored(own, this.#c.codec.decode, this.#c.codec.inflate);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.

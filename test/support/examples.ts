@@ -335,6 +335,16 @@ async function exerciseServer(example: ServerExample, env: NodeJS.ProcessEnv): P
     if (res.status !== 200 || body !== JSON.stringify({ id: 42, name: "Product 42" })) {
       return `GET /products/42 answered ${res.status} ${body}\n${out}`;
     }
+    // The second request is a hit: both say what the cache did (RFC 9211) and how old the value is.
+    const again = await fetch(`${url}/products/42`);
+    await again.body?.cancel();
+    const statuses = [res, again].map((r) => `${r.headers.get("cache-status")} / age ${r.headers.get("age")}`);
+    if (
+      !/^herdless; (fwd=miss; stored|hit; ttl=\d+) \/ age \d+$/.test(statuses[0]!) ||
+      !/^herdless; hit; ttl=\d+ \/ age \d+$/.test(statuses[1]!)
+    ) {
+      return `GET /products/42 twice answered Cache-Status and Age ${statuses.join(", then ")}\n${out}`;
+    }
     const missing = await fetch(`${url}/products/5000`);
     await missing.body?.cancel();
     if (missing.status !== 404) return `GET /products/5000 (not found) answered ${missing.status}\n${out}`;
