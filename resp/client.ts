@@ -7,7 +7,7 @@
  * (`connection/handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
- * the public API's JSDoc and examples, and the ~330 lines of code are what
+ * the public API's JSDoc and examples, and the ~400 lines of code are what
  * stays once the socket, the handshake, the subscriptions and the trace
  * channels have their own files: the public API, the offline queue and its
  * sweep, reconnects and the connection events that report them. They share
@@ -274,7 +274,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #traceSend(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
     const first = Array.isArray(command) ? command[0] : undefined;
     const context: CommandTraceContext = {
-      command: typeof first === "string" ? first.toUpperCase() : "(binary)",
+      command: commandName(first),
       server: this.#serverName,
     };
     return commandChannel.tracePromise(() => this.#send(command, options), context);
@@ -518,7 +518,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     cmd.fail(
       new TimeoutError(
-        `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
+        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
         waited,
         last === undefined ? undefined : { cause: last },
       ),

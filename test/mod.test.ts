@@ -12,6 +12,7 @@ const Exports = suite("mod.ts exports");
 
 Exports("exactly these values", async () => {
   assert.equal((await exportsOf(file)).values, [
+    "ClosedError",
     "ClusterClient",
     "CodecError",
     "ConnectionError",
@@ -30,6 +31,7 @@ Exports("exactly these values", async () => {
     "fromBunRedis",
     "fromIoredis",
     "fromNodeRedis",
+    "isClosedError",
     "isCodecError",
     "isConnectionError",
     "isCrossSlotError",

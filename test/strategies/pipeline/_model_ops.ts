@@ -11,7 +11,7 @@ import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { near } from "../../../strategies/near.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import type { Cache } from "../../../strategies/pipeline/cache.ts";
+import type { Cache } from "../../../strategies/pipeline/cache_types.ts";
 
 /** A cached value: its identity, version and the tags it was loaded or set with; `set` when set() wrote it. */
 export interface Value {
