@@ -82,7 +82,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   if (missing.length > 0) {
     if (call.closing()) throw closedError();
     if (call.signal.aborted) throw call.signal.reason;
-    const fills = new Batch(core, call, false).fill(missing.map(({ item, seen }) => ({ item, seen })));
+    const fills = new Batch(core, call, false).fill(missing);
     // swr's soft timeout, per identity that has an old value to serve.
     const soft = softTimeoutOf(core.strategies);
     const settled = await Promise.allSettled(
