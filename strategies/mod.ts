@@ -36,8 +36,10 @@ export { xfetch, type XfetchOptions, type XfetchStrategy } from "./xfetch.ts";
 export { swr, type SwrOptions, type SwrStrategy } from "./swr.ts";
 export { limit, type LimitOptions, type LimitStrategy } from "./limit.ts";
 export {
+  ClosedError,
   CodecError,
   type CodecErrorOptions,
+  isClosedError,
   isCodecError,
   isOverloadedError,
   isTimeoutError,

@@ -42,8 +42,10 @@ export interface SwrStrategy extends Strategy {
  * Keep serving an entry after its fresh window while it is refreshed.
  *
  * Each published value lives `ttl + staleMs + ifErrorMs` in Redis (its
- * physical TTL); the envelope records both windows so every reader agrees on
- * them from the key's PTTL alone. A read in the stale window returns the
+ * physical TTL); the envelope records both windows and the server's `TIME`
+ * at publication (`publishedAt`), so every reader agrees on them: it judges
+ * the entry's age against its estimate of that server's clock, with no PTTL
+ * sent and no local wall clock read. A read in the stale window returns the
  * stale value at once and starts one background refresh (under `lease()`,
  * one across all processes; per cache at most `maxRefreshes` at a time,
  * drained by `close()`). A read in the error window loads like a miss, but if

@@ -117,7 +117,7 @@ export interface Entry {
   readonly value: unknown;
   /** True when the origin said "not found". */
   readonly negative: boolean;
-  /** Remaining physical lifetime in ms (fresh, then stale, then error window). */
+  /** Remaining physical lifetime in ms (fresh, then stale, then error window), from `publishedAt` and the estimate of the server's clock: no PTTL is read. */
   readonly pttl: number;
   /** Remaining fresh time in ms: `pttl - staleMs - ifErrorMs`; zero or less once expired. */
   readonly freshMs: number;
@@ -479,9 +479,12 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
  * - `checkTtl` validates a per-call `ttlMs`;
  * - `read` turns the entry into a verdict (read phase);
  * - `fill` wraps the next fill step like middleware (fill phase; first strategy outermost);
+ * - `superseded` hears that the loads running for a key must no longer be shared;
  * - `load` wraps each origin call (a loader, or one `loadMany` call);
  * - `local` offers an in-process tier the read phase consults first;
+ * - `needsTracking` says the strategy cannot work without Redis' client tracking;
  * - `write` shapes what is published (write phase);
+ * - `maxRefreshes` caps the background refreshes running at once per cache;
  * - `close` releases what `attach` acquired.
  *
  * @example A fill strategy that times each fill

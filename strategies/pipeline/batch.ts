@@ -18,9 +18,10 @@
  */
 import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
-import type { LoadMany } from "./cache.ts";
-import { request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import { ClosedError } from "../errors.ts";
+import type { LoadMany } from "./cache_types.ts";
+import { chained } from "./chain.ts";
+import type { Core } from "./core.ts";
 import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
@@ -80,7 +81,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     refresh(core, call, early, reads, items, true);
   }
   if (missing.length > 0) {
-    if (call.closing()) throw closedError();
+    if (call.closing()) throw new ClosedError("getMany");
     if (call.signal.aborted) throw call.signal.reason;
     const fills = new Batch(core, call, false).fill(missing);
     // swr's soft timeout, per identity that has an old value to serve.
@@ -185,7 +186,7 @@ class Batch {
       seen,
       waiting: () => this.#move(slot, "waiting"),
     };
-    const req = request(fields, (arrived) =>
+    const req = chained(fields, (arrived) =>
       new Promise<Outcome>((resolve, reject) => {
         slot.req = arrived;
         slot.resolve = resolve;
@@ -246,7 +247,7 @@ class Batch {
     for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
     let started = core.now();
     try {
-      if (this.#call.closing() && !this.#background) throw closedError();
+      if (this.#call.closing() && !this.#background) throw new ClosedError("getMany");
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
       const stamp = await core.versions.stamp(this.#call.tags);

@@ -11,10 +11,11 @@
  */
 import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
-import { type CallSettings, callSettings, defaultCall } from "./call.ts";
-import type { GetOptions } from "./cache.ts";
-import { type Request, request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import { ClosedError } from "../errors.ts";
+import { type CallSettings, callSettings, defaultCall } from "./call_settings.ts";
+import type { GetOptions } from "./cache_types.ts";
+import { chained, type ChainedRequest } from "./chain.ts";
+import type { Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { Choices } from "./loader_context.ts";
 import { type CacheResult, Report } from "./result.ts";
@@ -47,7 +48,7 @@ export class Gets {
   /** One `get`, through the fastest path its call allows. */
   get(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
     // A closed cache or a loader that is not a function: refused, in that order.
-    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse(loader);
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse("get", loader);
     const core = this.#core;
     let keys: Keys;
     let call: CallSettings;
@@ -83,7 +84,7 @@ export class Gets {
     loader: Loader<unknown>,
     options: GetOptions | undefined,
   ): Promise<CacheResult<unknown>> {
-    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse(loader);
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse("getEntry", loader);
     const core = this.#core;
     let keys: Keys;
     let call: CallSettings;
@@ -103,15 +104,15 @@ export class Gets {
     return this.#getRead(keys, identity, loader, call, signal, report).then((value) => report.result(value));
   }
 
-  #refuse(loader: Loader<unknown>): Promise<never> {
+  #refuse(method: string, loader: Loader<unknown>): Promise<never> {
     try {
-      this.#life.enter();
+      this.#life.enter(method);
       this.#life.leave();
-      func("get", "loader", loader);
+      func(method, "loader", loader);
     } catch (error) {
       return Promise.reject(error);
     }
-    return Promise.reject(closedError());
+    return Promise.reject(new ClosedError(method));
   }
 
   // One read of Redis (shared with the gets of the key already reading),
@@ -131,7 +132,7 @@ export class Gets {
   ): Promise<unknown> {
     const core = this.#core;
     const key = keys.data;
-    this.#life.enter();
+    this.#life.enter("get");
     const timeoutMs = call.timeoutMs;
     const scope = timeoutMs === undefined && signal === undefined ? undefined : new CallScope(key, signal, timeoutMs);
     try {
@@ -210,12 +211,17 @@ export class Gets {
     return this.#fill(req, fallback, near, report);
   }
 
-  async #fill(req: Request, fallback: Entry | undefined, near: boolean, report: Report | undefined): Promise<unknown> {
+  async #fill(
+    req: ChainedRequest,
+    fallback: Entry | undefined,
+    near: boolean,
+    report: Report | undefined,
+  ): Promise<unknown> {
     const core = this.#core;
     const signal = req.signal;
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
-      if (this.#life.closing !== undefined) throw closedError();
+      if (this.#life.closing !== undefined) throw new ClosedError(report === undefined ? "get" : "getEntry");
       // A caller gone during the read must not start a load nobody waits for.
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
@@ -245,10 +251,16 @@ export class Gets {
   }
 
   /** The fill request of `identity`: the strategies' chain ends in its load and publication. */
-  request(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings, state: RequestState): Request {
+  request(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallSettings,
+    state: RequestState,
+  ): ChainedRequest {
     const core = this.#core;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
-    return request(fields, (req) => {
+    return chained(fields, (req) => {
       const choices = new Choices(core, 1);
       const origin = async () => {
         try {
@@ -257,7 +269,7 @@ export class Gets {
           choices.settle();
         }
       };
-      return core.publisher.load(req, core.load, origin, choices.items[0]);
+      return core.publisher.loadAndPublish(req, core.load, origin, choices.items[0]);
     });
   }
 
@@ -278,6 +290,6 @@ export class Gets {
     };
     // Counted only if it starts: one already running for the key adds
     // nothing, and one over maxRefreshes is counted as dropped instead.
-    core.background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
+    core.background.refresh(keys.data, run, early);
   }
 }

@@ -9,7 +9,7 @@
  */
 import { intInRange, positiveInt } from "../../resp/shared/mod.ts";
 import type { FillRequest, Identity, LoaderContext, Strategy } from "../types.ts";
-import { checkTags } from "./call.ts";
+import { checkTags } from "./call_settings.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
 

@@ -29,8 +29,12 @@ export interface PublisherContext {
   readonly channel: string;
   readonly commandTimeoutMs: number;
   readonly maxValueBytes: number;
-  /** Serve the origin's value uncached when Redis refuses writes (OOM, READONLY). */
-  readonly failOpen: boolean;
+  /**
+   * Whether `error` is Redis refusing writes (OOM, READONLY) and the cache
+   * fails open: counted as `degraded`, and the caller gets the origin's value
+   * uncached. The one check `core.ts` also hands the strategies.
+   */
+  degrade(key: string, error: unknown): boolean;
   readonly versions: Versions;
   readonly now: () => number;
   /** The pipeline's `label` option, to name an identity whose value the codec refused. */
@@ -71,7 +75,12 @@ export class Publisher {
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
    */
-  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>, choice?: Choice): Promise<Outcome> {
+  async loadAndPublish(
+    req: FillRequest,
+    load: Load,
+    origin: () => Promise<unknown>,
+    choice?: Choice,
+  ): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
@@ -155,7 +164,7 @@ export class Publisher {
     try {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
     } catch (error) {
-      if (!this.#degrade(key, error)) throw error;
+      if (!this.#c.degrade(key, error)) throw error;
       return { from: "origin", value, published: false };
     }
     if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
@@ -189,13 +198,6 @@ export class Publisher {
     if ((typeof value === "string" || value instanceof Uint8Array) && value.length >= SLOW_ENCODE_LENGTH) return true;
     return guard.expiresAt !== undefined && guard.leaseMs !== undefined &&
       this.#c.now() > guard.expiresAt - guard.leaseMs / 2;
-  }
-
-  /** Whether `error` is Redis refusing writes and the cache fails open: counted, and the caller gets its value uncached. */
-  #degrade(key: string, error: unknown): boolean {
-    if (!this.#c.failOpen || !isWriteRefusal(error)) return false;
-    this.#c.emit({ type: "degraded", key, error });
-    return true;
   }
 
   #deadline(stored: Stored): number {

@@ -1,6 +1,7 @@
 /**
- * The public shapes of a cache built by `pipeline()`: its options, the
- * options of each call, and the {@linkcode Cache} interface itself.
+ * Types only: the public shapes of a cache built by `pipeline()`, its
+ * options, the options of each call, and the {@linkcode Cache} interface
+ * itself. The cache is `pipeline.ts`; this file holds no code.
  *
  * @module
  */
