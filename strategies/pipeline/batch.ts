@@ -195,15 +195,15 @@ class Batch {
       }));
     // The fill outlives the caller: what it started publishes for others,
     // tracked so close() waits for it.
-    let chained: Promise<Outcome>;
+    let outcome: Promise<Outcome>;
     try {
-      chained = core.chain(req);
+      outcome = core.chain(req);
     } catch (error) {
       // A strategy's hook that throws instead of rejecting fails its
       // identity only: the rest of the batch must not wait for it forever.
-      chained = Promise.reject(error);
+      outcome = Promise.reject(error);
     }
-    const fill = core.background.track(chained);
+    const fill = core.background.track(outcome);
     const settle = () => this.#move(slot, "settled");
     fill.then(settle, settle);
     return fill;
