@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { NEVER, onAbort } from "../resp/_abort.ts";
+import { onAbort } from "../resp/_abort.ts";
 import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
@@ -92,7 +92,6 @@ export function coalesce(): CoalesceStrategy {
         const joined = flight;
         joined.callers++;
         const signal = req.signal;
-        if (signal === NEVER) return joined.promise;
         const leave = () => {
           if (--joined.callers === 0) joined.controller.abort(signal.reason);
         };

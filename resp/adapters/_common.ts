@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { NEVER } from "../_abort.ts";
 import { type Deadline, Deadlines } from "../_deadlines.ts";
 import { RedisReplyError, TimeoutError } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
@@ -140,7 +139,7 @@ export function run(
   options: SendOptions | undefined,
   start: () => Promise<unknown>,
 ): Promise<Reply> {
-  const signal = options?.signal === NEVER ? undefined : options?.signal;
+  const signal = options?.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const timeoutMs = options?.timeoutMs;
   const timed = typeof timeoutMs === "number" && timeoutMs > 0;

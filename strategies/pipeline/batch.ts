@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { NEVER, onAbort, race } from "../../resp/_abort.ts";
+import { onAbort, race } from "../../resp/_abort.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import type { LoadMany } from "./cache.ts";
 import { request } from "./chain.ts";
@@ -30,7 +30,8 @@ export interface BatchCall {
   readonly loadMany: LoadMany<unknown>;
   readonly ttlMs: number;
   readonly tags: readonly string[];
-  readonly signal: AbortSignal;
+  /** The caller's; undefined when nothing can abort the call. */
+  readonly signal: AbortSignal | undefined;
   /** True once the cache is closing: a batch then loads nothing. */
   readonly closing: () => boolean;
 }
@@ -79,14 +80,14 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   }
   if (missing.length > 0) {
     if (call.closing()) throw closedError();
-    if (call.signal.aborted) throw call.signal.reason;
+    if (call.signal?.aborted) throw call.signal.reason;
     const batch = new Batch(core, call, false);
     const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
     const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
       if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
-      else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
+      else if (fallback !== undefined && !(call.signal?.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
         core.rec.mark("stale", item.keys.data);
         values.set(item.keys.data, fallback.value);
@@ -135,6 +136,8 @@ class Batch {
   readonly #core: Core;
   readonly #call: BatchCall;
   readonly #background: boolean;
+  /** The fill requests' signal: the caller's, or one of this batch's own (never one shared with other loads). */
+  readonly #signal: AbortSignal;
   readonly #slots: Slot[] = [];
   #waves = 0;
 
@@ -142,6 +145,8 @@ class Batch {
     this.#core = core;
     this.#call = call;
     this.#background = background;
+    // A background batch belongs to the cache, not to a caller: nothing aborts it.
+    this.#signal = (background ? undefined : call.signal) ?? new AbortController().signal;
   }
 
   /** Send `item` through the fill chain; resolves its outcome. */
@@ -154,7 +159,7 @@ class Batch {
       identity: item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#background ? NEVER : this.#call.signal,
+      signal: this.#signal,
       background: this.#background,
       seen,
       waiting: () => this.#move(slot, "waiting"),

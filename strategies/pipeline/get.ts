@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { NEVER, race } from "../../resp/_abort.ts";
+import { race } from "../../resp/_abort.ts";
 import { func, optionsObject } from "../../resp/_validate.ts";
 import type { Reply } from "../../resp/types.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
@@ -25,7 +25,8 @@ const NO_HIT = Symbol("no near hit");
 
 /** The fill request of one call, or of a background refresh. */
 export interface RequestState {
-  readonly signal: AbortSignal;
+  /** The caller's; undefined when nothing can abort the call (the load then gets a signal of its own). */
+  readonly signal: AbortSignal | undefined;
   readonly background: boolean;
   readonly seen: Entry | undefined;
 }
@@ -78,7 +79,7 @@ export class Gets {
       }
       const settled = raw === undefined ? undefined : reader.settle(key, raw, marker);
       const entry = settled instanceof Promise ? await settled : settled;
-      const out = this.#serve(keys, identity, loader, defaultCall(this.#core.ttlMs), NEVER, entry, false);
+      const out = this.#serve(keys, identity, loader, defaultCall(this.#core.ttlMs), undefined, entry, false);
       // A hit's value is returned as is: an await of it would cost one more turn.
       return out instanceof Promise ? await out : out;
     } finally {
@@ -114,7 +115,7 @@ export class Gets {
       const call = o === NO_OPTIONS ? defaultCall(core.ttlMs) : callSettings("get", o, core);
       const keys = core.keys(identity);
       // Without a timeout the caller's own signal (or none) is all there is to obey.
-      if (call.timeoutMs === undefined) return await this.#get(keys, identity, loader, call, o.signal ?? NEVER);
+      if (call.timeoutMs === undefined) return await this.#get(keys, identity, loader, call, o.signal);
       const scope = new CallScope(keys.data, o.signal, call.timeoutMs);
       try {
         return await this.#get(keys, identity, loader, call, scope.signal);
@@ -134,7 +135,7 @@ export class Gets {
     identity: Identity,
     loader: Loader<unknown>,
     call: CallSettings,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
   ): Promise<unknown> {
     const core = this.#core;
     const waiting = core.ready();
@@ -151,7 +152,7 @@ export class Gets {
     identity: Identity,
     loader: Loader<unknown>,
     call: CallSettings,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
     entry: Entry | undefined,
     near: boolean,
   ): unknown {
@@ -197,7 +198,19 @@ export class Gets {
   /** The fill request of `identity`: the strategies' chain ends in its load and publication. */
   request(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings, state: RequestState): Request {
     const core = this.#core;
-    const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
+    // Each load gets a signal of its own, never one shared with other loads:
+    // workerd ties a signal to the request that made it, and a hit, which
+    // makes no request, pays for none.
+    const signal = state.signal ?? new AbortController().signal;
+    const fields: FillRequest = {
+      keys,
+      identity,
+      ttlMs: call.ttlMs,
+      tags: call.tags,
+      signal,
+      background: state.background,
+      seen: state.seen,
+    };
     return request(fields, (req) => {
       const origin = async () => await loader({ signal: req.signal, identity: req.identity });
       return core.publisher.load(req, core.load, origin);
@@ -216,7 +229,7 @@ export class Gets {
     const core = this.#core;
     // Background refreshes belong to the cache, not to a caller: nothing aborts them.
     const run = async () => {
-      const req = this.request(keys, identity, loader, call, { signal: NEVER, background: true, seen });
+      const req = this.request(keys, identity, loader, call, { signal: undefined, background: true, seen });
       return (await core.chain(req)).value;
     };
     // Counted only if it starts: one already running for the key adds

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { NEVER, race } from "../../resp/_abort.ts";
+import { race } from "../../resp/_abort.ts";
 import { func, optionsObject, positiveInt } from "../../resp/_validate.ts";
 import type { CacheStats, Identity, Keys, Loader, Strategy } from "../types.ts";
 import { getChannel, traced } from "../../resp/_tracing.ts";
@@ -170,7 +170,7 @@ class PipelineCache<T> implements Cache<T> {
         signal: o.signal,
         random: this.#core.random,
         key: (identity) => this.#core.keys(identity).data,
-        one: (identity) => this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? NEVER),
+        one: (identity) => this.#warmOne(identity, loader as Loader<unknown>, call, o.signal),
       });
     });
   }
@@ -181,7 +181,7 @@ class PipelineCache<T> implements Cache<T> {
     identity: Identity,
     loader: Loader<unknown>,
     call: CallSettings,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
   ): Promise<"loaded" | "fresh"> {
     const core = this.#core;
     const keys = core.keys(identity);

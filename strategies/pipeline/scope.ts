@@ -5,12 +5,13 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { NEVER, onAbort } from "../../resp/_abort.ts";
+import { onAbort } from "../../resp/_abort.ts";
 import { isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 
 /** The signal of one call, aborted by the caller's signal or by its timeout. */
 export class CallScope {
-  readonly signal: AbortSignal;
+  /** Undefined for a call without a signal or timeout: nothing can abort it. */
+  readonly signal: AbortSignal | undefined;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #stop: (() => void) | undefined;
   /** The TimeoutError this scope aborted with, once its timeout fired. */
@@ -19,7 +20,7 @@ export class CallScope {
   constructor(key: string, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
     if (timeoutMs === undefined) {
       // The caller's own signal is all there is to obey: no copy needed.
-      this.signal = signal ?? NEVER;
+      this.signal = signal;
       return;
     }
     const controller = new AbortController();
