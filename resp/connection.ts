@@ -28,6 +28,7 @@ import { isMessage, isSubscribeKind, subscriptionCount } from "./subscriptions.t
 import type { Transport, TransportEvents } from "./_transport.ts";
 import { openBunTransport } from "./_transport_bun.ts";
 import { openNodeTransport } from "./_transport_node.ts";
+import { isWorkerd, openCloudflareTransport } from "./transport/cloudflare.ts";
 import type { Reply, ReplyMap } from "./types.ts";
 
 /**
@@ -39,13 +40,15 @@ import type { Reply, ReplyMap } from "./types.ts";
 const resolved = Promise.resolve();
 
 /**
- * Open a transport for the client. Under Bun a plain TCP or unix connection
+ * Open a transport for the client. Under workerd (Cloudflare Workers) it is
+ * the `connect()` of `cloudflare:sockets`. Under Bun a plain TCP or unix connection
  * uses `Bun.connect`, which measured faster than Bun's node:net there
  * (bench/README.md); TLS keeps node:tls everywhere. Rejects with
  * `ConnectionError` (cause: the socket error, or a `TimeoutError` after
  * `connectTimeoutMs`); afterwards everything arrives through `events`.
  */
 export function openTransport(o: ResolvedOptions, events: TransportEvents): Promise<Transport> {
+  if (isWorkerd()) return openCloudflareTransport(o, events);
   const bun = (globalThis as { Bun?: unknown }).Bun;
   if (bun !== undefined && o.tls === undefined) return openBunTransport(bun, o, events);
   return openNodeTransport(o, events);
