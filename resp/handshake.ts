@@ -48,33 +48,34 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
  * @param connection a connection just opened, with nothing written on it yet.
  * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
  * @param subscriptions what to subscribe to again.
+ * @param along commands that leave in the handshake's write, after it (a lazy client's first commands); not waited for.
  * @throws {ConnectionError} (as a rejection) when the server refuses a step (its `RedisReplyError` as the cause), or for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
  */
 export async function handshake(
   connection: Connection,
   o: ResolvedOptions,
   subscriptions: Subscriptions,
+  along: readonly Command[] = [],
 ): Promise<void> {
   try {
-    await exchange(connection, o, subscriptions);
+    await exchange(connection, o, subscriptions, along);
   } catch (caught) {
-    const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
-    if (cause instanceof RedisReplyError) throw new ConnectionError(refusal(o, step, cause), { cause });
-    throw new ConnectionError(
-      `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
-      { cause },
-    );
+    throw caught instanceof HandshakeFailure ? caught.error : failure(o, undefined, caught);
   }
 }
 
-/** A handshake step that failed, and why. */
-interface Refused {
-  readonly step: readonly Arg[] | undefined;
-  readonly error: unknown;
+/** The ConnectionError of a handshake that failed, as exchange() rejects with it. */
+class HandshakeFailure {
+  constructor(readonly error: ConnectionError) {}
 }
 
-function isRefused(value: unknown): value is Refused {
-  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
+function failure(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
+  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
+  return new ConnectionError(
+    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+    { cause },
+  );
 }
 
 const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
@@ -96,32 +97,43 @@ function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: Re
 }
 
 /** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
-async function exchange(connection: Connection, o: ResolvedOptions, subscriptions: Subscriptions): Promise<void> {
+async function exchange(
+  connection: Connection,
+  o: ResolvedOptions,
+  subscriptions: Subscriptions,
+  along: readonly Command[],
+): Promise<void> {
   const steps = handshakeCommands(o, subscriptions);
-  if (steps.length === 0) return;
+  if (steps.length === 0) {
+    if (along.length > 0) connection.writeFirst(along);
+    return;
+  }
   const commands: Command[] = [];
+  // The commands behind the handshake fail with its error, at once: their
+  // own replies (NOAUTH) may be decoded in the same read, before this
+  // rejection reaches the client.
+  const fail = (error: ConnectionError) => {
+    for (const cmd of along) cmd.fail(error);
+    return new HandshakeFailure(error);
+  };
   const replies = steps.map((args) => {
     const cmd = new Command(args, false);
     const reply = new Promise<Reply>((resolve, reject) => {
       cmd.resolve = resolve;
       // Which step failed decides the message (a password, a database).
-      cmd.reject = (error) => reject({ step: args, error } satisfies Refused);
+      cmd.reject = (error) => reject(fail(failure(o, args, error)));
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
     commands.push(cmd);
     return reply;
   });
-  connection.writeFirst(commands);
+  connection.writeFirst(along.length === 0 ? commands : [...commands, ...along]);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(
-        {
-          step: undefined,
-          error: new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs),
-        } satisfies Refused,
-      );
+      const timedOut = new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs);
+      reject(fail(failure(o, undefined, timedOut)));
     }, o.connectTimeoutMs);
   });
   try {
