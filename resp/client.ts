@@ -1,10 +1,10 @@
 /**
  * The Redis client: `connect()` and {@linkcode RedisClient}. A command is
  * validated and timed here, then written on the current connection
- * (`connection.ts`: one socket, where replies are matched to commands) or,
+ * (`connection/connection.ts`: one socket, where replies are matched to commands) or,
  * while there is none, held in the offline queue. A lost connection is
  * replaced with capped, jittered backoff; each new one runs the handshake
- * (`handshake.ts`) before anything queued is written.
+ * (`connection/handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
  * the public API's JSDoc and examples, and the ~330 lines of code are what
@@ -16,20 +16,26 @@
  *
  * @module
  */
-import { listenAbort } from "./_abort.ts";
-import { checkArgs, Command, commandName, QUEUED, SETTLED, WRITTEN } from "./_command.ts";
-import { reconnectDelay } from "./_backoff.ts";
-import { Deadlines } from "./_deadlines.ts";
-import { exposeDeadlines } from "./_debug.ts";
-import { Connection, type ConnectionHooks } from "./connection.ts";
+import { commandChannel, func, listenAbort, traced } from "./shared/mod.ts";
+import {
+  checkArgs,
+  ClientTracking,
+  Command,
+  commandName,
+  Connection,
+  type ConnectionHooks,
+  Deadlines,
+  exposeDeadlines,
+  handshake,
+  QUEUED,
+  reconnectDelay,
+  SETTLED,
+  Subscriptions,
+  WRITTEN,
+} from "./connection/mod.ts";
 import { ConnectionError, ProtocolError, TimeoutError } from "./errors.ts";
-import { handshake } from "./handshake.ts";
-import { func } from "./_validate.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
-import { Subscriptions } from "./subscriptions.ts";
-import { ClientTracking } from "./tracking.ts";
-import { commandChannel, traced } from "./_tracing.ts";
-import { describeTarget, serverName } from "./_transport.ts";
+import { describeTarget, serverName } from "./transport/mod.ts";
 import type {
   Arg,
   CommandTraceContext,

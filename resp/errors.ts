@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { brand, hasBrand } from "./_brand.ts";
+import { brand, hasBrand } from "./shared/mod.ts";
 
 /** Options shared by the error constructors. */
 export interface HerdlessErrorOptions {

@@ -16,8 +16,8 @@ export { connect, type PushListener, RedisClient } from "./client.ts";
 export { type ConnectOptions, type ReconnectOptions } from "./options.ts";
 export { parseRedisUrl, type RedisUrl } from "./url.ts";
 export { Script } from "./script.ts";
-export { Decoder, type DecoderHandlers, type DecoderOptions } from "./decode.ts";
-export { CommandWriter, type CommandWriterOptions, encodeCommand } from "./encode.ts";
+export { Decoder, type DecoderHandlers, type DecoderOptions } from "./decode/mod.ts";
+export { CommandWriter, type CommandWriterOptions, encodeCommand } from "./connection/mod.ts";
 export {
   ConnectionError,
   isConnectionError,
@@ -39,8 +39,15 @@ export type {
   TrackingClient,
   TrackingListener,
 } from "./types.ts";
-export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./cluster.ts";
-export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
+export {
+  ClusterClient,
+  type ClusterOptions,
+  type ClusterStats,
+  connectCluster,
+  CrossSlotError,
+  isCrossSlotError,
+  keySlot,
+} from "./cluster/mod.ts";
 export {
   type BunRedisClient,
   fromBunRedis,

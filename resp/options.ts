@@ -16,7 +16,7 @@ import {
   optionsObject,
   positiveInt,
   show,
-} from "./_validate.ts";
+} from "./shared/mod.ts";
 
 /** Reconnection backoff: capped, jittered exponential. */
 export interface ReconnectOptions {

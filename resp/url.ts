@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { show } from "./_validate.ts";
+import { show } from "./shared/mod.ts";
 
 /** What a connection URL says; a field the URL leaves out is absent. */
 export interface RedisUrl {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { onAbort } from "../resp/_abort.ts";
+import { onAbort } from "../resp/shared/mod.ts";
 import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */

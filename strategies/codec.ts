@@ -98,7 +98,7 @@ const bytes: ResolvedCodec = {
     return value;
   },
   // No copy: our client returns a buffers-mode bulk string as a fresh copy,
-  // never a view of a socket chunk (resp/_decode_scalars.ts), and the read
+  // never a view of a socket chunk (resp/decode/scalars.ts), and the read
   // copies an adapter's view of a larger buffer once; so this view past the
   // envelope header pins only the stored value itself, and a second copy
   // per hit would buy nothing.

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, hasBrand } from "../resp/_brand.ts";
+import { brand, hasBrand } from "../resp/shared/mod.ts";
 import type { HerdlessErrorOptions } from "../resp/errors.ts";
 
 export { isTimeoutError, TimeoutError } from "../resp/errors.ts";

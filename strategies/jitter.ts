@@ -4,7 +4,7 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./types.ts";
-import { optionsObject, positiveInt } from "../resp/_validate.ts";
+import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode jitter}. */
 export interface JitterOptions {

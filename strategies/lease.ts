@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { clearInterval, setInterval } from "node:timers";
-import { boolean, optionsObject, positiveInt } from "../resp/_validate.ts";
+import { boolean, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 import { TimeoutError } from "../resp/errors.ts";
 import { releaseLease, renewLease } from "./_lease_scripts.ts";
 import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./types.ts";

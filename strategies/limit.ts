@@ -4,10 +4,9 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { onAbort } from "../resp/_abort.ts";
+import { nonNegativeInt, onAbort, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 import { OverloadedError } from "./errors.ts";
 import type { CacheContext, LoadRequest, Strategy } from "./types.ts";
-import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
 
 /** Options of {@linkcode limit}. */
 export interface LimitOptions {

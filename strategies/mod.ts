@@ -14,7 +14,7 @@
  *
  * @module
  */
-export { pipeline } from "./pipeline/pipeline.ts";
+export { pipeline } from "./pipeline/mod.ts";
 export type {
   Cache,
   GetOptions,
@@ -24,8 +24,8 @@ export type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./pipeline/cache.ts";
-export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/prometheus.ts";
+} from "./pipeline/mod.ts";
+export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/mod.ts";
 export { near, type NearOptions, type NearStrategy } from "./near.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";

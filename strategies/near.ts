@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { optionsObject, positiveInt } from "../resp/_validate.ts";
+import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
 import type { CacheContext, LocalTier, StoredEntry, Strategy } from "./types.ts";
 
 /** Options of {@linkcode near}. */

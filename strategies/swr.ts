@@ -4,7 +4,7 @@
  * @module
  */
 import type { Strategy } from "./types.ts";
-import { nonNegativeInt, optionsObject, positiveInt } from "../resp/_validate.ts";
+import { nonNegativeInt, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode swr}. */
 export interface SwrOptions {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./types.ts";
-import { optionsObject, positiveNumber } from "../resp/_validate.ts";
+import { optionsObject, positiveNumber } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode xfetch}. */
 export interface XfetchOptions {

@@ -16,8 +16,8 @@
 import { connect as netConnect, type Socket } from "node:net";
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
-import { Decoder } from "../../resp/decode.ts";
-import { CommandWriter } from "../../resp/encode.ts";
+import { Decoder } from "../../resp/decode/decoder.ts";
+import { CommandWriter } from "../../resp/connection/encode.ts";
 import type { Arg, Reply } from "../../resp/types.ts";
 
 interface Mini {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./common.ts";
 
 /**
  * What {@linkcode fromBunRedis} calls on Bun's `RedisClient` (`import {

@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./common.ts";
 
 /**
  * What {@linkcode fromIoredis} calls on an ioredis client: `call` and

@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./_common.ts";
+import { checkCommand, nameOf, numberText, run } from "./common.ts";
 
 /**
  * The per-command options {@linkcode fromNodeRedis} passes: node-redis 4

@@ -10,7 +10,7 @@
  */
 import { ConnectionError, TimeoutError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { describeTarget, type Transport, type TransportEvents } from "../_transport.ts";
+import { describeTarget, type Transport, type TransportEvents } from "./types.ts";
 
 /** What herdless uses of a `cloudflare:sockets` socket. */
 interface CloudflareSocket {

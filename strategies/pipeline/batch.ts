@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { onAbort, race } from "../../resp/_abort.ts";
+import { onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import type { LoadMany } from "./cache.ts";
 import { request } from "./chain.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { positiveInt } from "../../resp/_validate.ts";
+import { positiveInt } from "../../resp/shared/mod.ts";
 import type { Strategy } from "../types.ts";
 
 /** What one call asked for, checked. */

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/shared/mod.ts";
 import type { RedisLike, TrackingClient } from "../../resp/types.ts";
 import { resolveCodec } from "../codec.ts";
 import type {

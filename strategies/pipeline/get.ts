@@ -9,8 +9,7 @@
  *
  * @module
  */
-import { race } from "../../resp/_abort.ts";
-import { func, optionsObject } from "../../resp/_validate.ts";
+import { func, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Reply } from "../../resp/types.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call.ts";

@@ -10,10 +10,8 @@
  *
  * @module
  */
-import { race } from "../../resp/_abort.ts";
-import { func, optionsObject, positiveInt } from "../../resp/_validate.ts";
+import { func, getChannel, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
 import type { CacheStats, Identity, Keys, Loader, Strategy } from "../types.ts";
-import { getChannel, traced } from "../../resp/_tracing.ts";
 import { getMany } from "./batch.ts";
 import { type CallSettings, callSettings, checkTags } from "./call.ts";
 import type {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { show } from "../../resp/_validate.ts";
+import { show } from "../../resp/shared/mod.ts";
 import type { CacheStats } from "../types.ts";
 
 /** Anything with `stats()`: a cache built by `pipeline()`. */

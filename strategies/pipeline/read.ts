@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { race } from "../../resp/_abort.ts";
+import { race } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";

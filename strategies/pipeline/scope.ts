@@ -5,7 +5,7 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { onAbort } from "../../resp/_abort.ts";
+import { onAbort } from "../../resp/shared/mod.ts";
 import { isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 
 /** The signal of one call, aborted by the caller's signal or by its timeout. */

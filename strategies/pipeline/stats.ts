@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { eventChannel } from "../../resp/_tracing.ts";
+import { eventChannel } from "../../resp/shared/mod.ts";
 import type { CacheEvent, CacheStats } from "../types.ts";
 
 type Counter = Exclude<keyof CacheStats, "nearEntries">;

@@ -5,7 +5,7 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { onAbort } from "../../resp/_abort.ts";
+import { onAbort } from "../../resp/shared/mod.ts";
 import type { Ticket } from "../types.ts";
 
 /** One local waiter's interest in one data key. */

@@ -8,7 +8,7 @@
 import { getEventListeners } from "node:events";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { pendingDeadlines } from "../../resp/adapters/_common.ts";
+import { pendingDeadlines } from "../../resp/adapters/common.ts";
 import type { RedisClient } from "../../resp/client.ts";
 import { isRedisReplyError, isTimeoutError, RedisReplyError, TimeoutError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";

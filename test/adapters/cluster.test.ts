@@ -6,10 +6,10 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connectCluster } from "../../resp/cluster.ts";
+import { connectCluster } from "../../resp/cluster/client.ts";
 import { isRedisReplyError, RedisReplyError } from "../../resp/errors.ts";
 import { Script } from "../../resp/script.ts";
-import { keySlot } from "../../resp/slot.ts";
+import { keySlot } from "../../resp/cluster/slot.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the RESP decoder with fast-check: random valid
  * replies written by a reference encoder (below, independent of
- * resp/encode.ts and of the decoder's own test vectors) decode to what the
+ * resp/connection/encode.ts and of the decoder's own test vectors) decode to what the
  * encoder meant however the stream is split; random and mutated bytes never
  * throw anything but ProtocolError, and give the same outcome (events and
  * error offset) split or whole. Runs are bounded so the file takes seconds.
@@ -10,7 +10,7 @@ import process from "node:process";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Decoder } from "../../resp/decode.ts";
+import { Decoder } from "../../resp/decode/decoder.ts";
 import { isProtocolError, type ProtocolError, RedisReplyError } from "../../resp/errors.ts";
 import type { Reply } from "../../resp/types.ts";
 import { seed } from "../support/random.ts";

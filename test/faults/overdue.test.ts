@@ -3,7 +3,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
-import { observeOverdueChecks, type OverdueVerdict } from "../../resp/_debug.ts";
+import { observeOverdueChecks, type OverdueVerdict } from "../../resp/connection/debug.ts";
 import { rejects, until } from "../support/assert.ts";
 import { startFakeServer } from "../support/fake-server.ts";
 

@@ -6,7 +6,7 @@
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import * as assert from "uvu/assert";
-import { Decoder, type DecoderOptions } from "../../resp/decode.ts";
+import { Decoder, type DecoderOptions } from "../../resp/decode/decoder.ts";
 import { isProtocolError, ProtocolError, RedisReplyError } from "../../resp/errors.ts";
 import type { Reply, ReplyMap } from "../../resp/types.ts";
 

@@ -6,10 +6,10 @@ import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
 import { deferred, tick, until } from "../support/wait.ts";
-import { openTransport } from "../../resp/connection.ts";
+import { openTransport } from "../../resp/transport/mod.ts";
 import { resolveConnectOptions } from "../../resp/options.ts";
-import { reconnectDelay } from "../../resp/_backoff.ts";
-import { watchedDeadlines } from "../../resp/_debug.ts";
+import { reconnectDelay } from "../../resp/connection/backoff.ts";
+import { watchedDeadlines } from "../../resp/connection/debug.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("RedisClient");
 

@@ -1,30 +1,156 @@
 /**
- * The shape of resp/ that DESIGN.md promises and nothing else checks: its
- * imports form a tree (no cycle, not even through `import type`), and none
- * points up into strategies/ or the package root.
+ * The shape ARCHITECTURE.md promises and nothing else checks, over `resp/`,
+ * `strategies/` and the root `mod.ts`:
+ *
+ * - a folder (any directory under `resp/` or `strategies/`) is entered only
+ *   through its `mod.ts` from outside it (tests may reach inside);
+ * - a folder's `mod.ts`, like every `mod.ts`, only re-exports;
+ * - no import cycle, not even through `import type`;
+ * - `resp/` imports nothing outside itself, `strategies/` nothing but
+ *   `resp/` and itself; a bare specifier is a `node:` built-in, or a
+ *   runtime-only module (`cloudflare:sockets`) reached by a dynamic import;
+ * - a `_` file lives at the top of a layer and only its own directory imports it;
+ * - ARCHITECTURE.md names every source folder, and every folder it names exists.
+ *
+ * Each rule has a self-test feeding it a made-up tree that breaks it.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize, resolve } from "node:path";
 
-const dir = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../../resp");
+const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
+const LAYERS = ["resp/", "strategies/"] as const;
+/** Modules that exist only on some runtime: reachable by a dynamic import, never a static one. */
+const RUNTIME_ONLY = new Set(["cloudflare:sockets"]);
 
-/** Every relative import or re-export specifier of each resp/ file, `import type` included. */
-function importGraph(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const name of readdirSync(dir).filter((n) => n.endsWith(".ts")).sort()) {
-    const text = readFileSync(join(dir, name), "utf8")
-      .replace(/\/\*[\s\S]*?\*\//g, "") // JSDoc examples import the package by name; they are not edges
-      .replace(/^\s*\/\/.*$/gm, "");
-    const specs = [...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)].map((m) => m[1]!);
-    graph.set(name, specs);
+/** One import or re-export of a file: its specifier, and whether it is a dynamic `import()`. */
+interface Edge {
+  readonly spec: string;
+  readonly dynamic: boolean;
+}
+/** Repository-relative path of each source file (`resp/cluster/client.ts`) to its imports. */
+type Graph = Map<string, Edge[]>;
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(join(root, dir)).sort()) {
+    const path = `${dir}${name}`;
+    if (statSync(join(root, path)).isDirectory()) sourceFiles(`${path}/`, out);
+    else if (name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** Comments go first: JSDoc examples import the package by name, and they are not edges. */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+}
+
+function edgesOf(text: string): Edge[] {
+  const body = code(text);
+  return [
+    ...[...body.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)].map((m) => m[1]!),
+    ...[...body.matchAll(/^\s*import\s+"([^"]+)"/gm)].map((m) => m[1]!),
+  ].map((spec): Edge => ({ spec, dynamic: false })).concat(
+    [...body.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m): Edge => ({ spec: m[1]!, dynamic: true })),
+  );
+}
+
+function readGraph(): Graph {
+  const graph: Graph = new Map();
+  for (const file of ["mod.ts", ...LAYERS.flatMap((layer) => sourceFiles(layer))]) {
+    graph.set(file, edgesOf(readFileSync(join(root, file), "utf8")));
   }
   return graph;
 }
 
+/** Where a relative specifier of `file` points, repository-relative; undefined for a bare one. */
+function target(file: string, spec: string): string | undefined {
+  if (!spec.startsWith("./") && !spec.startsWith("../")) return undefined;
+  return normalize(join(dirname(file), spec)).replaceAll("\\", "/");
+}
+
+function layerOf(file: string): string | undefined {
+  return LAYERS.find((layer) => file.startsWith(layer));
+}
+
+/** The folders holding `file`, outermost first: `resp/cluster/x.ts` -> [`resp/cluster/`]. */
+function foldersOf(file: string): string[] {
+  const layer = layerOf(file);
+  if (layer === undefined) return [];
+  const parts = file.slice(layer.length).split("/").slice(0, -1);
+  return parts.map((_, i) => `${layer}${parts.slice(0, i + 1).join("/")}/`);
+}
+
+/** Imports that reach into a folder from outside it other than through its `mod.ts`. */
+function boundaryViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [file, edges] of graph) {
+    for (const { spec } of edges) {
+      const to = target(file, spec);
+      if (to === undefined) continue;
+      const entered = foldersOf(to).find((folder) => !file.startsWith(folder));
+      if (entered !== undefined && to !== `${entered}mod.ts`) {
+        found.push(`${file} imports ${spec}: outside ${entered}, import ${entered}mod.ts`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Imports leaving their layer the wrong way, and bare specifiers that are neither built-ins nor allowed. */
+function directionViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [file, edges] of graph) {
+    const layer = layerOf(file);
+    for (const { spec, dynamic } of edges) {
+      const to = target(file, spec);
+      if (to === undefined) {
+        if (spec.startsWith("node:") || (dynamic && RUNTIME_ONLY.has(spec))) continue;
+        found.push(
+          `${file} imports ${spec}: only node: built-ins${dynamic ? "" : " (or a dynamic runtime-only module)"}`,
+        );
+      } else if (layer === "resp/" && !to.startsWith("resp/")) {
+        found.push(`${file} imports ${spec}: resp/ imports nothing outside resp/`);
+      } else if (layer === "strategies/" && layerOf(to) === undefined) {
+        found.push(`${file} imports ${spec}: strategies/ imports only strategies/ and resp/`);
+      }
+    }
+  }
+  return found;
+}
+
+/** `_` files inside a folder, and `_` files imported from another directory. */
+function underscoreViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  const isPrivate = (file: string) => file.slice(file.lastIndexOf("/") + 1).startsWith("_");
+  for (const [file, edges] of graph) {
+    if (isPrivate(file) && foldersOf(file).length > 0) {
+      found.push(`${file}: inside a folder its mod.ts is the boundary, so no _ name`);
+    }
+    for (const { spec } of edges) {
+      const to = target(file, spec);
+      if (to !== undefined && isPrivate(to) && dirname(to) !== dirname(file)) {
+        found.push(`${file} imports ${spec}: a _ file is for its own directory only`);
+      }
+    }
+  }
+  return found;
+}
+
+/** `mod.ts` files holding anything but re-exports. */
+function modViolations(files: Map<string, string>): string[] {
+  const found: string[] = [];
+  for (const [file, text] of files) {
+    if (!file.endsWith("mod.ts")) continue;
+    const rest = code(text).replace(/^\s*export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+"[^"]+";/gm, "").trim();
+    if (rest !== "") found.push(`${file} holds more than re-exports: ${rest.slice(0, 60)}`);
+  }
+  return found;
+}
+
 /** A cycle as a list of files, or undefined. */
-function findCycle(graph: Map<string, string[]>): string[] | undefined {
+function findCycle(graph: Graph): string[] | undefined {
   const state = new Map<string, "open" | "done">();
   const path: string[] = [];
   const visit = (file: string): string[] | undefined => {
@@ -32,9 +158,10 @@ function findCycle(graph: Map<string, string[]>): string[] | undefined {
     if (state.get(file) === "open") return [...path.slice(path.indexOf(file)), file];
     state.set(file, "open");
     path.push(file);
-    for (const spec of graph.get(file) ?? []) {
-      if (!spec.startsWith("./")) continue;
-      const found = visit(spec.slice(2));
+    for (const { spec } of graph.get(file) ?? []) {
+      const to = target(file, spec);
+      if (to === undefined || !graph.has(to)) continue;
+      const found = visit(to);
       if (found) return found;
     }
     path.pop();
@@ -48,28 +175,142 @@ function findCycle(graph: Map<string, string[]>): string[] | undefined {
   return undefined;
 }
 
-const layout = suite("resp/ layout");
+/**
+ * Folders ARCHITECTURE.md names (a backticked `resp/x/` or `strategies/x/`)
+ * that do not exist, and source folders it does not name. A folder on a
+ * line saying "(coming" is a room not built yet and may be missing.
+ */
+function architectureViolations(doc: string, folders: readonly string[], exists: (dir: string) => boolean): string[] {
+  const found: string[] = [];
+  const named = new Set<string>();
+  for (const line of doc.split("\n")) {
+    for (const m of line.matchAll(/`((?:resp|strategies)\/(?:[a-z0-9_]+\/)+)`/g)) {
+      named.add(m[1]!);
+      if (!exists(m[1]!) && !line.includes("(coming")) found.push(`ARCHITECTURE.md names ${m[1]}, which is missing`);
+    }
+  }
+  for (const folder of folders) {
+    if (!named.has(folder)) found.push(`${folder} is not named in ARCHITECTURE.md`);
+  }
+  return found;
+}
+
+const layout = suite("layout: resp/ and strategies/");
+const graph = readGraph();
+
+layout("reads the tree", () => {
+  assert.ok(graph.size > 80, `read ${graph.size} files`);
+  assert.ok(graph.has("resp/cluster/mod.ts") && graph.has("strategies/pipeline/mod.ts"));
+});
+
+layout("outside a folder, code imports only its mod.ts", () => {
+  assert.equal(boundaryViolations(graph), []);
+});
+
+layout("the boundary check finds an import reaching inside a folder", () => {
+  const made: Graph = new Map([
+    ["resp/client.ts", [{ spec: "./connection/command.ts", dynamic: false }]],
+    ["resp/cluster/nodes.ts", [{ spec: "./client.ts", dynamic: false }, { spec: "../decode/mod.ts", dynamic: false }]],
+    ["strategies/lease.ts", [{ spec: "./pipeline/scripts.ts", dynamic: false }]],
+  ]);
+  assert.equal(boundaryViolations(made), [
+    "resp/client.ts imports ./connection/command.ts: outside resp/connection/, import resp/connection/mod.ts",
+    "strategies/lease.ts imports ./pipeline/scripts.ts: outside strategies/pipeline/, import strategies/pipeline/mod.ts",
+  ]);
+});
+
+layout("every mod.ts only re-exports", () => {
+  const texts = new Map([...graph.keys()].map((f) => [f, readFileSync(join(root, f), "utf8")] as const));
+  assert.equal(modViolations(texts), []);
+});
+
+layout("the mod.ts check finds code in a mod.ts", () => {
+  const texts = new Map([
+    ["resp/transport/mod.ts", '/** doc */\nexport { a } from "./a.ts";\nexport function open() {}\n'],
+    ["resp/decode/mod.ts", '/** doc */\nexport type {\n  A,\n  B,\n} from "./a.ts";\nexport * from "./b.ts";\n'],
+  ]);
+  assert.equal(modViolations(texts).length, 1);
+  assert.match(modViolations(texts)[0]!, /^resp\/transport\/mod.ts holds more than re-exports/);
+});
 
 layout("no import cycle, not even a type-only one", () => {
-  const graph = importGraph();
-  assert.ok(graph.size > 10, "read resp/");
   const cycle = findCycle(graph);
   assert.is(cycle, undefined, `cycle: ${cycle?.join(" -> ")}`);
 });
 
-layout("the cycle check finds a cycle when there is one", () => {
-  const graph = new Map([["a.ts", ["./b.ts"]], ["b.ts", ["./c.ts"]], ["c.ts", ["./a.ts"]]]);
-  assert.equal(findCycle(graph), ["a.ts", "b.ts", "c.ts", "a.ts"]);
+layout("the cycle check finds a cycle when there is one, through a mod.ts too", () => {
+  const made: Graph = new Map([
+    ["resp/errors.ts", [{ spec: "./shared/mod.ts", dynamic: false }]],
+    ["resp/shared/mod.ts", [{ spec: "./tracing.ts", dynamic: false }]],
+    ["resp/shared/tracing.ts", [{ spec: "../types.ts", dynamic: false }]],
+    ["resp/types.ts", [{ spec: "./errors.ts", dynamic: false }]],
+  ]);
+  assert.equal(findCycle(made), [
+    "resp/errors.ts",
+    "resp/shared/mod.ts",
+    "resp/shared/tracing.ts",
+    "resp/types.ts",
+    "resp/errors.ts",
+  ]);
 });
 
-layout("imports only point down: relative imports stay inside resp/, the rest are node: built-ins", () => {
-  for (const [file, specs] of importGraph()) {
-    for (const spec of specs) {
-      assert.ok(spec.startsWith("./") || spec.startsWith("node:"), `${file} imports ${spec}`);
-      // Down into a folder of resp/ (adapters/) is fine; up and out is not.
-      if (spec.startsWith("./")) assert.ok(!spec.includes(".."), `${file} imports ${spec}`);
-    }
-  }
+layout(
+  "imports only point down: resp/ stays in resp/, strategies/ in resp/ and strategies/, bare ones are node:",
+  () => {
+    assert.equal(directionViolations(graph), []);
+  },
+);
+
+layout("the direction check finds imports that leave their layer and bare modules that are not allowed", () => {
+  const made: Graph = new Map([
+    ["resp/client.ts", [
+      { spec: "../strategies/errors.ts", dynamic: false },
+      { spec: "node:net", dynamic: false },
+      { spec: "cloudflare:sockets", dynamic: false },
+    ]],
+    ["resp/transport/cloudflare.ts", [{ spec: "cloudflare:sockets", dynamic: true }]],
+    ["strategies/lease.ts", [{ spec: "../mod.ts", dynamic: false }, { spec: "../resp/errors.ts", dynamic: false }]],
+    ["strategies/near.ts", [{ spec: "ioredis", dynamic: true }]],
+  ]);
+  assert.equal(directionViolations(made), [
+    "resp/client.ts imports ../strategies/errors.ts: resp/ imports nothing outside resp/",
+    "resp/client.ts imports cloudflare:sockets: only node: built-ins (or a dynamic runtime-only module)",
+    "strategies/lease.ts imports ../mod.ts: strategies/ imports only strategies/ and resp/",
+    "strategies/near.ts imports ioredis: only node: built-ins",
+  ]);
+});
+
+layout("a _ file lives at the top of a layer and only its own directory imports it", () => {
+  assert.equal(underscoreViolations(graph), []);
+});
+
+layout("the _ check finds a _ file in a folder and one imported from another directory", () => {
+  const made: Graph = new Map([
+    ["resp/cluster/_map.ts", []],
+    ["strategies/lease.ts", [{ spec: "./_lease_scripts.ts", dynamic: false }]],
+    ["strategies/pipeline/publish.ts", [{ spec: "../_lease_scripts.ts", dynamic: false }]],
+  ]);
+  assert.equal(underscoreViolations(made), [
+    "resp/cluster/_map.ts: inside a folder its mod.ts is the boundary, so no _ name",
+    "strategies/pipeline/publish.ts imports ../_lease_scripts.ts: a _ file is for its own directory only",
+  ]);
+});
+
+layout("ARCHITECTURE.md names every source folder, and each folder it names exists", () => {
+  const doc = readFileSync(join(root, "ARCHITECTURE.md"), "utf8");
+  const folders = [...new Set([...graph.keys()].flatMap(foldersOf))].sort();
+  assert.ok(folders.includes("resp/cluster/"), "found the folders");
+  assert.equal(architectureViolations(doc, folders, (dir) => existsSync(join(root, dir))), []);
+});
+
+layout("the ARCHITECTURE.md check finds a missing folder and an unnamed one", () => {
+  const doc = "- `resp/cluster/`: the cluster client.\n- `resp/gone/`: moved away.\n" +
+    "- `resp/sentinel/` (coming): the Sentinel client.\n";
+  const exists = (dir: string) => dir === "resp/cluster/" || dir === "resp/decode/";
+  assert.equal(architectureViolations(doc, ["resp/cluster/", "resp/decode/"], exists), [
+    "ARCHITECTURE.md names resp/gone/, which is missing",
+    "resp/decode/ is not named in ARCHITECTURE.md",
+  ]);
 });
 
 layout.run();

@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { ClusterClient } from "../../resp/cluster.ts";
+import type { ClusterClient } from "../../resp/cluster/client.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";

@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, keySlot } from "../../resp/cluster.ts";
+import { type ClusterClient, keySlot } from "../../resp/cluster/client.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { RedisCluster } from "../support/redis-cluster.ts";

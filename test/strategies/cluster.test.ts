@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, keySlot } from "../../resp/cluster.ts";
+import { type ClusterClient, keySlot } from "../../resp/cluster/client.ts";
 import { isConnectionError, isTimeoutError } from "../../resp/errors.ts";
 import type { CacheEvent, Strategy } from "../../strategies/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";

@@ -9,7 +9,7 @@
  */
 import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
-import { type ClusterClient, connectCluster } from "../../resp/cluster.ts";
+import { type ClusterClient, connectCluster } from "../../resp/cluster/client.ts";
 import type { ConnectOptions } from "../../resp/options.ts";
 import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis-cluster.ts";
 import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";

@@ -4,7 +4,7 @@
  * and `plant()`, which stores an entry exactly as a publication would (for a
  * test that needs an entry of a given age without waiting for it to age).
  */
-import { keySlot } from "../../resp/cluster.ts";
+import { keySlot } from "../../resp/cluster/client.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import { encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
 import { publish } from "../../strategies/pipeline/scripts.ts";

@@ -149,9 +149,7 @@ export async function startWorkerd(
   const specifiers = publishedModules();
   const imports = specifiers.map((s, i) => `import * as m${i} from "${s}";\n`)
     .join("");
-  const count = `globalThis.herdlessModules = [${
-    specifiers.map((_, i) => `m${i}`).join(", ")
-  }].length;\n`;
+  const count = `globalThis.herdlessModules = [${specifiers.map((_, i) => `m${i}`).join(", ")}].length;\n`;
   const source = options.worker ??
     readFileSync(join(root, "test", "workerd", "_worker.js"), "utf8");
   const worker = imports + count + source;

@@ -9,12 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { useRedis } from "../support/fixture.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
-import {
-  canDrive,
-  publishedModules,
-  startWorkerd,
-  type Workerd,
-} from "./_workerd.ts";
+import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";
 
 const Workers = suite<{ origin: Origin; workerd: Workerd }>(
   "herdless under workerd",

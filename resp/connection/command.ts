@@ -1,0 +1,122 @@
+/**
+ * One command's life: queued, written, settled. Kept as a plain class with
+ * fixed fields so the hot path allocates one object and one promise per call.
+ *
+ * Every byte of a command in flight survives the young generation's
+ * collections (scavenges), and V8 grows its young generation by the bytes
+ * that survive: a command holds no more than it needs (issue 13).
+ */
+import { unlistenAbort } from "../shared/mod.ts";
+import type { Deadline, Deadlines } from "./deadlines.ts";
+import type { Arg, Reply, ReplyMap } from "../types.ts";
+
+export const QUEUED = 0;
+export const WRITTEN = 1;
+export const SETTLED = 2;
+
+/**
+ * The initial `deadline` and `issuedAt` of a command with no timeout: not a
+ * number, so V8 keeps those fields tagged. A field that only ever held numbers,
+ * one of them not a small integer (`Infinity`, `Date.now()`), is a double
+ * field: every command would then carry its own boxed number (16 bytes),
+ * timed or not. Read only for timed or offline commands, which set them.
+ */
+const UNSET = undefined as unknown as number;
+
+/** The arguments of a command once written: never written again (a written command is never resent). */
+export const SENT: readonly Arg[] = Object.freeze([]);
+
+export class Command implements Deadline, EventListenerObject {
+  state = QUEUED;
+  /** When its timeout runs out (only read once it has one). */
+  deadline = UNSET;
+  heapIndex = -1;
+  /** Its reply has been read off the connection (even if nobody was waiting any more). */
+  replied = false;
+  /** The heap holding this command's deadline, so settling takes it out. */
+  deadlines: Deadlines<Command> | undefined = undefined;
+  /** `Date.now()` at the call, for a timed command or one issued while offline. */
+  issuedAt = UNSET;
+  /** Replies still expected: SUBSCRIBE a b c gets one confirmation per channel. */
+  expect = 1;
+  /** The caller's signal, set only while this command listens to it (it is its own listener: {@linkcode Command.handleEvent}). */
+  signal: AbortSignal | undefined = undefined;
+  /** Told after an abort settled this command: the client's close() may be waiting for its last command. */
+  onAborted: (() => void) | undefined = undefined;
+  onAttribute: ((attribute: ReplyMap) => void) | undefined = undefined;
+  resolve!: (value: Reply) => void;
+  reject!: (error: unknown) => void;
+
+  /**
+   * Its arguments until they are written; then {@linkcode SENT}: the caller's
+   * array is garbage after the write instead of surviving with the command
+   * until its reply (56 to 80 bytes for a GET, SET or EVALSHA).
+   */
+  args: readonly Arg[];
+  /** Its first argument, for messages and for matching (un)subscribe confirmations after the write. */
+  readonly name: Arg | undefined;
+
+  constructor(args: readonly Arg[], readonly buffers: boolean) {
+    this.args = args;
+    this.name = args[0];
+  }
+
+  /** Settle once; a reply arriving after a timeout or an abort is discarded. */
+  succeed(value: Reply): void {
+    if (this.state === SETTLED) return;
+    this.finish();
+    this.resolve(value);
+  }
+
+  fail(error: unknown): void {
+    if (this.state === SETTLED) return;
+    this.finish();
+    this.reject(error);
+  }
+
+  /**
+   * The signal aborted: reject with its reason. The command listens with
+   * itself (an `EventListenerObject`), so a signal costs no closure per call;
+   * one not yet written is then never written.
+   */
+  handleEvent(): void {
+    this.fail(this.signal!.reason);
+    this.onAborted?.();
+  }
+
+  /**
+   * Mark settled and stop the timer and the signal; `succeed` and `fail` call
+   * it. Not `#private`: a class with a private method stores a brand in every
+   * instance.
+   */
+  finish(): void {
+    this.state = SETTLED;
+    if (this.heapIndex >= 0) this.deadlines!.remove(this);
+    if (this.signal !== undefined) unlistenAbort(this.signal, this);
+  }
+}
+
+/** The command's name for messages: upper case, or "(binary)" when given as bytes. */
+export function commandName(cmd: Command): string {
+  const first = cmd.name;
+  return typeof first === "string" ? first.toUpperCase() : "(binary)";
+}
+
+/** Why `command` cannot be sent (not a non-empty array of strings, finite numbers and bytes), or undefined. */
+export function checkArgs(command: readonly Arg[]): TypeError | undefined {
+  if (!Array.isArray(command) || command.length === 0) {
+    return new TypeError("Cannot send: 'command' must be a non-empty array");
+  }
+  for (let i = 0; i < command.length; i++) {
+    const a = command[i];
+    const t = typeof a;
+    if (t === "string" || a instanceof Uint8Array) continue;
+    if (t === "number" && Number.isFinite(a)) continue;
+    return new TypeError(
+      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
+        a === null ? "null" : t === "number" ? String(a) : t
+      }`,
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,144 @@
+/**
+ * What a fresh connection sends before any command of the caller's: HELLO
+ * (RESP3, with AUTH and SETNAME in it) or AUTH and CLIENT SETNAME (RESP2),
+ * SELECT, and the subscriptions to restore, all in one write. A refusal
+ * (a wrong password, a db out of range) rejects with a `ConnectionError`
+ * that names the URL (password hidden) and what was refused, the server's
+ * `RedisReplyError` as its cause.
+ *
+ * @module
+ */
+import { Command } from "./command.ts";
+import type { Connection } from "./connection.ts";
+import { ConnectionError, RedisReplyError, TimeoutError } from "../errors.ts";
+import type { ResolvedOptions } from "../options.ts";
+import { isSubscribeKind, type Subscriptions } from "./subscriptions.ts";
+import { describeTarget, describeUrl } from "../transport/mod.ts";
+import type { Arg, Reply } from "../types.ts";
+
+/**
+ * The handshake's commands, in order.
+ *
+ * @param o the client's resolved options.
+ * @param subscriptions what the previous connection was subscribed to.
+ * @returns the commands; empty when a RESP2 connection needs none.
+ */
+export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptions): Arg[][] {
+  const steps: Arg[][] = [];
+  if (o.resp === 3) {
+    const hello: Arg[] = ["HELLO", 3];
+    if (o.password !== undefined) hello.push("AUTH", o.username ?? "default", o.password);
+    if (o.name !== undefined) hello.push("SETNAME", o.name);
+    steps.push(hello);
+  } else {
+    if (o.password !== undefined) {
+      steps.push(o.username === undefined ? ["AUTH", o.password] : ["AUTH", o.username, o.password]);
+    }
+    if (o.name !== undefined) steps.push(["CLIENT", "SETNAME", o.name]);
+  }
+  if (o.db !== 0) steps.push(["SELECT", o.db]);
+  steps.push(...subscriptions.restore());
+  return steps;
+}
+
+/**
+ * Run the handshake on `connection` and resolve once every step is
+ * answered.
+ *
+ * @param connection a connection just opened, with nothing written on it yet.
+ * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
+ * @param subscriptions what to subscribe to again.
+ * @param along commands that leave in the handshake's write, after it (a lazy client's first commands); not waited for.
+ * @throws {ConnectionError} (as a rejection) when the server refuses a step (its `RedisReplyError` as the cause), or for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
+ */
+export async function handshake(
+  connection: Connection,
+  o: ResolvedOptions,
+  subscriptions: Subscriptions,
+  along: readonly Command[] = [],
+): Promise<void> {
+  try {
+    await exchange(connection, o, subscriptions, along);
+  } catch (caught) {
+    throw caught instanceof HandshakeFailure ? caught.error : failure(o, undefined, caught);
+  }
+}
+
+/** The ConnectionError of a handshake that failed, as exchange() rejects with it. */
+class HandshakeFailure {
+  constructor(readonly error: ConnectionError) {}
+}
+
+/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
+function failure(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
+  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
+  return new ConnectionError(
+    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+    { cause },
+  );
+}
+
+const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
+
+/** What the server refused, in words: the URL (password hidden), the step, the server's text. */
+function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
+  const url = describeUrl(o);
+  const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
+  if (auth) {
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    const what = o.password === undefined
+      ? `the server requires a password and none was given`
+      : `the server refused the password of ${who}`;
+    return `Cannot connect to ${url}: ${what} (${error.message})`;
+  }
+  if (name === "SELECT") return `Cannot connect to ${url}: the server refused SELECT ${o.db} (${error.message})`;
+  return `Cannot connect to ${url}: the server refused ${name || "the handshake"} (${error.message})`;
+}
+
+/** Write the steps in one write and wait for every reply, within `connectTimeoutMs`. */
+async function exchange(
+  connection: Connection,
+  o: ResolvedOptions,
+  subscriptions: Subscriptions,
+  along: readonly Command[],
+): Promise<void> {
+  const steps = handshakeCommands(o, subscriptions);
+  if (steps.length === 0) {
+    if (along.length > 0) connection.writeFirst(along);
+    return;
+  }
+  const commands: Command[] = [];
+  // The commands behind the handshake fail with its error, at once: their
+  // own replies (NOAUTH) may be decoded in the same read, before this
+  // rejection reaches the client.
+  const fail = (error: ConnectionError) => {
+    for (const cmd of along) cmd.fail(error);
+    return new HandshakeFailure(error);
+  };
+  const replies = steps.map((args) => {
+    const cmd = new Command(args, false);
+    const reply = new Promise<Reply>((resolve, reject) => {
+      cmd.resolve = resolve;
+      // Which step failed decides the message (a password, a database).
+      cmd.reject = (error) => reject(fail(failure(o, args, error)));
+    });
+    // A restored subscription gets one confirmation per channel.
+    if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
+    commands.push(cmd);
+    return reply;
+  });
+  connection.writeFirst(along.length === 0 ? commands : [...commands, ...along]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const timedOut = new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs);
+      reject(fail(failure(o, undefined, timedOut)));
+    }, o.connectTimeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all(replies), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

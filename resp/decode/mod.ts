@@ -1,0 +1,7 @@
+/**
+ * The RESP2/RESP3 decoder: bytes in, replies out, split across chunks
+ * anywhere.
+ *
+ * @module
+ */
+export { Decoder, type DecoderHandlers, type DecoderOptions } from "./decoder.ts";

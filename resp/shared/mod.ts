@@ -1,0 +1,21 @@
+/**
+ * Helpers both layers use: option validation, abort plumbing, error brands,
+ * the diagnostics channels. Imports nothing else of `resp/`, so anything in
+ * `resp/` or `strategies/` may import it without forming a cycle.
+ *
+ * @module
+ */
+export { listenAbort, onAbort, race, unlistenAbort } from "./abort.ts";
+export { brand, hasBrand } from "./brand.ts";
+export { commandChannel, eventChannel, getChannel, type Traceable, traced } from "./tracing.ts";
+export {
+  boolean,
+  func,
+  intInRange,
+  nonNegativeInt,
+  optionalString,
+  optionsObject,
+  positiveInt,
+  positiveNumber,
+  show,
+} from "./validate.ts";
