@@ -419,6 +419,24 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   /** `host:port` or the socket path, as events name the server. */
+  /**
+   * The server as traces and events name it: `host:port` (IPv6 bracketed),
+   * or the unix socket path. What the process keeps per server (the
+   * server's clock estimate, the scripts it was sent) is keyed by it, so
+   * a client opened per request (a Cloudflare Worker) starts warm.
+   *
+   * @example Name the server
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect({ host: "127.0.0.1", port: 6390, lazyConnect: true });
+   * console.log(redis.serverName); // "127.0.0.1:6390"
+   * await redis.close();
+   * ```
+   */
+  get serverName(): string {
+    return this.#serverName;
+  }
+
   get #serverName(): string {
     return (this.#server ??= serverName(this.#o));
   }

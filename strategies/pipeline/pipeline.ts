@@ -239,9 +239,11 @@ class PipelineCache<T> implements Cache<T> {
     // first: one still reading starts no load or refresh now, and the loads
     // and refreshes started before are tracked, so the drain that follows
     // sees every one of them; what runs finishes and publishes.
-    return this.#life.close(async () => {
+    const closing = this.#life.close(async () => {
       await this.#core.background.drain();
       await Promise.all([...this.#core.strategies.map((s) => s.close?.()), this.#core.close()]);
     });
+    this.#core.waitUntil?.(closing.then(() => {}, () => {}));
+    return closing;
   }
 }
