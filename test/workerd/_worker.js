@@ -1,14 +1,17 @@
 // The Worker the workerd tests run: what a user writes, importing the built
-// package. It connects and builds its pipeline per request (sockets belong to
-// the request that opened them) and hands the close to ctx.waitUntil.
+// package. It connects (lazily) and builds its pipeline per request, since
+// sockets belong to the request that opened them, and hands the work that
+// outlives the response to ctx.waitUntil.
 //
-//   /modules        how many modules of the package the Worker imported
-//   /get?ns=&key=   coalesce() + lease(); the loader asks env.ORIGIN (a
-//                   server of the test's) for the value, so the test counts
-//                   origin calls across isolates and processes
-import { coalesce, connect, lease, pipeline } from "herdless";
+//   /modules             how many modules of the package the Worker imported
+//   /get?ns=&key=        coalesce() + lease(); the loader asks env.ORIGIN (a
+//                        server of the test's) for the value, so the test
+//                        counts origin calls across isolates and processes
+//   /swr?ns=&key=&ttl=   swr({ staleMs: 60000 }) over a fresh window of ttl ms
+//   &redis=URL           connect there instead of env.REDIS_URL
+import { coalesce, connect, lease, pipeline, swr } from "herdless";
 
-function fail(error) {
+function failed(error) {
   return Response.json({ error: `${error?.name}: ${error?.message}` }, {
     status: 500,
   });
@@ -22,21 +25,21 @@ export default {
     }
     const ns = url.searchParams.get("ns") ?? "wd";
     const key = url.searchParams.get("key") ?? "k";
-    let redis;
-    try {
-      redis = await connect({
-        url: env.REDIS_URL,
-        connectTimeoutMs: 2000,
-        commandTimeoutMs: 5000,
-      });
-    } catch (error) {
-      return fail(error);
-    }
+    const redis = await connect({
+      url: url.searchParams.get("redis") ?? env.REDIS_URL,
+      lazyConnect: true,
+      connectTimeoutMs: 10_000,
+      commandTimeoutMs: 10_000,
+    });
+    const strategies = url.pathname === "/swr"
+      ? [swr({ staleMs: 60_000 })]
+      : [coalesce(), lease({ leaseMs: 30_000, waitMs: 30_000 })];
     const cache = pipeline(
       {
         redis,
         namespace: ns,
-        ttlMs: 60_000,
+        ttlMs: Number(url.searchParams.get("ttl") ?? 60_000),
+        waitUntil: (work) => ctx.waitUntil(work),
         // A waiter tells the test it waits, so the test can hold the origin until every one does.
         onEvent: (event) => {
           if (event.type === "wait") {
@@ -44,8 +47,7 @@ export default {
           }
         },
       },
-      coalesce(),
-      lease({ leaseMs: 30_000, waitMs: 30_000 }),
+      ...strategies,
     );
     try {
       const value = await cache.get(key, async () => {
@@ -54,9 +56,13 @@ export default {
       });
       return Response.json({ value });
     } catch (error) {
-      return fail(error);
+      return failed(error);
     } finally {
-      ctx.waitUntil(cache.close().then(() => redis.close()));
+      // What a Worker should write. /swr leaves its close to the cache's own
+      // waitUntil (close() hands itself over), so that the test sees the
+      // refresh kept alive by that hand-over alone.
+      if (url.pathname === "/swr") void cache.close().then(() => redis.close());
+      else ctx.waitUntil(cache.close().then(() => redis.close()));
     }
   },
 };

@@ -178,3 +178,68 @@ export async function startWorkerd(
     dispose: () => mf.dispose(),
   };
 }
+
+/** A Worker served over HTTP by workerd, as `wrangler dev` would. */
+export interface ServedWorker {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Serve a Worker written in TypeScript (type-stripped by the TypeScript
+ * compiler, importing `herdless` from the built package) over HTTP under
+ * workerd, with the compatibility date, flags and `[vars]` of a wrangler.toml.
+ */
+export async function serveWorker(
+  file: string,
+  wranglerToml: string,
+  options: { port: number; bindings: Record<string, string> },
+): Promise<ServedWorker> {
+  const specifier = "typescript";
+  const ts = (await import(specifier)) as {
+    default: {
+      transpileModule(
+        source: string,
+        options: Record<string, unknown>,
+      ): { outputText: string };
+    };
+  };
+  const source = readFileSync(file, "utf8");
+  const worker = ts.default.transpileModule(source, {
+    compilerOptions: { target: 9, /* ES2022 */ module: 99 /* ESNext */ },
+  })
+    .outputText;
+  const toml = readFileSync(wranglerToml, "utf8");
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const flags = [
+    .../^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1]?.matchAll(
+      /"([^"]+)"/g,
+    ) ?? [],
+  ].map((m) => m[1]!);
+  const vars: Record<string, string> = {};
+  const section = /^\[vars\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(toml)?.[1] ?? "";
+  for (const m of section.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)) {
+    vars[m[1]!] = m[2]!;
+  }
+  const miniflare = "miniflare";
+  const { Miniflare } = (await import(miniflare)) as {
+    Miniflare: new (
+      options: Record<string, unknown>,
+    ) => MiniflareLike & { ready: Promise<URL> };
+  };
+  const mf = new Miniflare({
+    modules: [
+      { type: "ESModule", path: "/w/worker.js", contents: worker },
+      ...packageModules(),
+    ],
+    modulesRoot: "/w",
+    compatibilityDate: date,
+    compatibilityFlags: flags,
+    bindings: { ...vars, ...options.bindings },
+    host: "127.0.0.1",
+    port: options.port,
+  });
+  const url = await mf.ready;
+  return { url: url.origin, dispose: () => mf.dispose() };
+}
