@@ -21,8 +21,9 @@ const served = await serveWorker(file, join(dirname(file), "wrangler.toml"), {
   bindings,
 });
 console.log(`listening on ${served.url}`);
+// Ahead of miniflare's own signal hook, which re-raises the signal (exit
+// code 143) when it counts no listener but its own: exit cleanly at once;
+// miniflare's exit hook stops workerd.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void served.dispose().then(() => process.exit(0));
-  });
+  process.prependListener(signal, () => process.exit(0));
 }
