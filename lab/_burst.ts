@@ -7,6 +7,7 @@
  */
 import type { CacheStats } from "../strategies/mod.ts";
 import type { LayerSettings } from "./_layers.ts";
+import type { RecipeId, RecipeSettings } from "./_sets.ts";
 
 /** What the parent asks for one row. */
 export interface BurstCommand {
@@ -17,6 +18,9 @@ export interface BurstCommand {
   originMs: number;
   requestsPerPool: number;
   timeoutMs: number;
+  /** Run this article's recipe instead of herdless' layer row. */
+  recipe?: RecipeId;
+  recipeSettings?: RecipeSettings;
 }
 
 /** What a worker reports for one row. */
@@ -30,6 +34,8 @@ export interface BurstReport {
   /** ms after this worker's release at which each origin call started. */
   offsets: number[];
   stats: CacheStats;
+  /** Redis commands the pools sent for the burst. */
+  commands: number;
 }
 
 /** The Redis keys of one row's barrier and origin counters. */

@@ -14,9 +14,11 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { connect, type RedisClient } from "../resp/mod.ts";
-import { type Cache, type CacheStats, pipeline } from "../strategies/mod.ts";
+import type { CacheStats } from "../strategies/mod.ts";
 import { addStats, checkRow, subStats } from "./_checks.ts";
-import { describeRow, type LayerSettings, rowLabel, ROWS, strategiesFor } from "./_layers.ts";
+import { type Counted, counted } from "./_counting.ts";
+import { type LayerSettings, ROWS } from "./_layers.ts";
+import { type LabSet, layerSet, type SetCache } from "./_sets.ts";
 import { type LoadResult, percentiles, runLoad } from "./_load.ts";
 import { type OriginOptions, SimOrigin } from "./_origin.ts";
 import type { LabContext, Mark, RowResult, ScenarioResult } from "./_types.ts";
@@ -43,15 +45,47 @@ export interface SteadySpec {
   marks?: Mark[];
   /** Things done to the world at a moment of the run (FLUSHALL). */
   events?: { atMs: number; run: () => Promise<void> }[];
+  /** Which pool serves request `i`. @default {i % pools} */
+  poolOf?: (i: number) => number;
+  /** The rows. @default {herdless' layer sets, none to the full pipeline} */
+  sets?: LabSet[];
+  /** Fill every key before the clock starts. @default {true} */
+  warm?: boolean;
+  /** How long requests may still run after the last is issued. @default {timeoutMs + 2000} */
+  drainMs?: number;
+  /** The first origin call of each row started at or after `atMs` pauses `ms` once it has its value, before returning it (a GC or VM pause of the owner). */
+  pause?: { atMs: number; ms: number };
 }
 
 interface Row {
   readonly index: number;
+  readonly set: LabSet;
   readonly redis: RedisClient[];
-  readonly caches: Cache<string>[];
+  readonly counted: Counted<RedisClient>[];
+  readonly caches: SetCache[];
   readonly origin: SimOrigin;
   readonly loader: () => Promise<string>;
+  /** Per key, the newest version any request of this row has been answered with. */
+  readonly served: Map<number, number>;
+  /** When each version's origin call returned its value (version 0, the warm-up's: the clock's start). */
+  readonly loadedAt: Map<number, number>;
+  /** Requests answered with a value loaded more than the TTL before they started. */
+  pastTtl: number;
+  /** Each origin call's start and end, ms since the clock started. */
+  readonly loads: [number, number][];
+  t0: number;
+  older: number;
+  sentBefore: number;
   before?: CacheStats;
+}
+
+// The simulated origin answers `value-<n>`, n counting its calls (the warm-up's "warm" is 0).
+function version(value: string): number {
+  return value.startsWith("value-") ? Number(value.slice(6)) : 0;
+}
+
+function sent(row: Row): number {
+  return row.counted.reduce((a, c) => a + c.sent(), 0);
 }
 
 // mulberry32: a tiny seeded generator, so every strategy set sees the same key sequence.
@@ -89,17 +123,40 @@ function totals(row: Row): CacheStats {
   return row.caches.map((c) => c.stats()).reduce(addStats);
 }
 
-async function openRow(ctx: LabContext, spec: SteadySpec, index: number): Promise<Row> {
+async function openRow(ctx: LabContext, spec: SteadySpec, set: LabSet, index: number): Promise<Row> {
   const buckets = Math.ceil((spec.durationMs + spec.timeoutMs) / spec.bucketMs);
   const origin = new SimOrigin({ ...spec.origin, bucketMs: spec.bucketMs, buckets });
   const redis = await Promise.all(Array.from({ length: spec.pools }, () => connect({ url: ctx.url, resp: 3 })));
-  const caches = redis.map((r) =>
-    pipeline<string>(
-      { redis: r, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${index}` },
-      ...strategiesFor(index, spec.layers),
-    )
-  );
-  return { index, redis, caches, origin, loader: () => origin.call() };
+  const wrapped = redis.map((r) => counted(r));
+  const namespace = `lab-${spec.id}-r${index}`;
+  const caches = wrapped.map((c, pool) => set.open(c.redis, pool, namespace, spec.ttlMs, false));
+  let paused = false;
+  const row: Row = {
+    index,
+    set,
+    redis,
+    counted: wrapped,
+    caches,
+    origin,
+    served: new Map(),
+    loadedAt: new Map(),
+    pastTtl: 0,
+    loads: [],
+    t0: Infinity,
+    older: 0,
+    sentBefore: 0,
+    loader: async () => {
+      const pause = spec.pause !== undefined && !paused && performance.now() - row.t0 >= spec.pause.atMs;
+      if (pause) paused = true;
+      const started = performance.now();
+      const value = await origin.call();
+      row.loadedAt.set(version(value), performance.now());
+      if (started >= row.t0) row.loads.push([started - row.t0, performance.now() - row.t0]);
+      if (pause) await new Promise((r) => setTimeout(r, spec.pause!.ms));
+      return value;
+    },
+  };
+  return row;
 }
 
 // Fill every key at once through a cache with the row's write strategies
@@ -115,16 +172,11 @@ async function openRow(ctx: LabContext, spec: SteadySpec, index: number): Promis
 const WARM_CHUNK = 250;
 async function warm(spec: SteadySpec, row: Row): Promise<void> {
   const loader = () => new Promise<string>((resolve) => setTimeout(() => resolve("warm"), spec.origin.baseMs));
-  const cache = pipeline<string>(
-    { redis: row.redis[0]!, ttlMs: spec.ttlMs, namespace: `lab-${spec.id}-r${row.index}`, commandTimeoutMs: 10_000 },
-    ...strategiesFor(row.index, spec.layers, ["limit"]),
-  );
+  const cache = row.set.open(row.redis[0]!, 0, `lab-${spec.id}-r${row.index}`, spec.ttlMs, true);
   try {
     for (let first = 0; first < spec.keys; first += WARM_CHUNK) {
       const count = Math.min(WARM_CHUNK, spec.keys - first);
-      await Promise.all(
-        Array.from({ length: count }, (_, k) => cache.get(["k", first + k], loader, { timeoutMs: 20_000 })),
-      );
+      await Promise.all(Array.from({ length: count }, (_, k) => cache.get(first + k, loader, 20_000)));
     }
   } finally {
     await cache.close();
@@ -133,7 +185,8 @@ async function warm(spec: SteadySpec, row: Row): Promise<void> {
 
 /** Run every strategy set through one steady-load scenario, side by side. */
 export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<ScenarioResult> {
-  const rows = await Promise.all(Array.from({ length: ROWS }, (_, i) => openRow(ctx, spec, i)));
+  const sets = spec.sets ?? Array.from({ length: ROWS }, (_, i) => layerSet(i, spec.layers));
+  const rows = await Promise.all(sets.map((set, i) => openRow(ctx, spec, set, i)));
   const results: RowResult[] = [];
   const problems: string[] = [];
   let ticker: ReturnType<typeof setInterval> | undefined;
@@ -142,13 +195,18 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
   const loop = monitorEventLoopDelay({ resolution: 5 });
   try {
     // Warm every key in every set together: "written together" is part of the story.
-    ctx.progress(`${spec.title}: warming ${spec.keys} key(s)`);
-    await Promise.all(rows.map((row) => warm(spec, row)));
+    if (spec.warm ?? true) {
+      ctx.progress(`${spec.title}: warming ${spec.keys} key(s)`);
+      await Promise.all(rows.map((row) => warm(spec, row)));
+    }
     loop.enable();
     const t0 = performance.now();
     for (const row of rows) {
+      row.t0 = t0;
+      row.loadedAt.set(0, t0);
       row.origin.start(t0);
       row.before = totals(row);
+      row.sentBefore = sent(row);
     }
     const events = (spec.events ?? []).map(
       (e) =>
@@ -158,7 +216,7 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       ctx.progress(
         `${spec.title}, ${s} of ${spec.durationMs / 1000} s; origin calls so far: ${
-          rows.map((r) => `${rowLabel(r.index).replace(/^\+ | \(full\)$/g, "")} ${r.origin.calls}`).join(", ")
+          rows.map((r) => `${r.set.label.replace(/^\+ | \(full\)$/g, "")} ${r.origin.calls}`).join(", ")
         }`,
       );
     }, 200);
@@ -170,8 +228,22 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
           ratePerSec: spec.ratePerSec,
           durationMs: spec.durationMs,
           maxOutstanding: Math.max(1000, spec.ratePerSec * 2),
-          drainMs: spec.timeoutMs + 2000,
-          request: (i) => row.caches[i % spec.pools]!.get(["k", pick()], row.loader, { timeoutMs: spec.timeoutMs }),
+          drainMs: spec.drainMs ?? spec.timeoutMs + 2000,
+          request: (i) => {
+            const key = pick();
+            const newest = row.served.get(key) ?? 0;
+            const started = performance.now();
+            return row.caches[spec.poolOf?.(i) ?? i % spec.pools]!.get(key, row.loader, spec.timeoutMs).then(
+              (value) => {
+                // Older than a version some request had already been answered with before this one started.
+                const v = version(value);
+                if (v < newest) row.older++;
+                // Past its TTL on the true clock, whatever the cache believed (skewed clocks, jitter above the TTL, swr).
+                if (started - (row.loadedAt.get(v) ?? started) > spec.ttlMs) row.pastTtl++;
+                if (v > (row.served.get(key) ?? 0)) row.served.set(key, v);
+              },
+            );
+          },
         });
       }),
     );
@@ -185,8 +257,8 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
       const load = loads[row.index]!;
       const stats = subStats(totals(row), row.before!);
       const result: RowResult = {
-        set: rowLabel(row.index),
-        strategies: describeRow(row.index),
+        set: row.set.label,
+        strategies: row.set.strategies,
         requests: load.issued,
         originCalls: row.origin.calls,
         originErrors: row.origin.errors,
@@ -199,6 +271,10 @@ export async function runSteady(ctx: LabContext, spec: SteadySpec): Promise<Scen
         series: row.origin.series,
         stats,
         errorSamples: load.errorSamples,
+        commands: sent(row) - row.sentBefore,
+        older: row.older,
+        pastTtl: row.pastTtl,
+        loads: row.loads,
       };
       results.push(result);
       problems.push(...checkRow(spec.title, result, load.hung, load.ok + load.errors + load.timeouts));

@@ -41,7 +41,7 @@ function num(n: number): string {
 }
 
 /** The chart of one scenario, as an SVG document. */
-export function chartSvg(index: number, s: ScenarioResult): string {
+export function chartSvg(index: number | string, s: ScenarioResult): string {
   const buckets = Math.max(1, ...s.rows.map((r) => r.series.length));
   const spanMs = buckets * s.bucketMs;
   const peak = Math.max(1, ...s.rows.flatMap((r) => r.series));

@@ -35,6 +35,14 @@ export interface RowResult {
   stats: CacheStats;
   /** One message per kind of error callers saw. */
   errorSamples: string[];
+  /** Redis commands the row's clients sent during the run (warm-up excluded). */
+  commands?: number;
+  /** Responses whose value had been loaded more than the TTL before the request started (true clock; steady scenarios). */
+  pastTtl?: number;
+  /** Each successful origin call's start and end, ms since the clock started (steady scenarios). */
+  loads?: [number, number][];
+  /** Responses with a value older than one this row had already answered another request with (for that key) before they started. */
+  older?: number;
   /** The near-cache scenario's readings (absent elsewhere); `series` then counts stale reads. */
   coherence?: CoherenceReadings;
 }
@@ -82,6 +90,12 @@ export interface ScenarioResult {
   loopDelay?: { p99: number; max: number };
   /** Invariant violations: impossible counts that make the lab exit non-zero. */
   problems: string[];
+  /** Columns and cells of its own, instead of the common table. */
+  table?: { columns: string[]; cells: string[][] };
+  /** The text under the table, when the scenario writes its own. */
+  reading?: string;
+  /** Sub-scenarios, each with its own table and chart (the recipes' comparison). */
+  parts?: ScenarioResult[];
   /** What the chart's bars count per bucket. @default {"origin calls"} */
   seriesLabel?: string;
 }
@@ -100,5 +114,7 @@ export interface LabContext {
 export interface Scenario {
   id: string;
   title: string;
+  /** Left out of `--quick` unless `--only` names it. @default {false} */
+  fullOnly?: boolean;
   run(ctx: LabContext): Promise<ScenarioResult>;
 }

@@ -20,7 +20,9 @@ import { connect, Script } from "../resp/mod.ts";
 import { pipeline } from "../strategies/mod.ts";
 import { addStats } from "./_checks.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "./_burst.ts";
+import { counted } from "./_counting.ts";
 import { strategiesFor } from "./_layers.ts";
+import { makeRecipe } from "./_sets.ts";
 
 // The origin's counters live in Redis: calls, in-flight, and the peak of in-flight.
 const ENTER = new Script(`
@@ -42,9 +44,28 @@ async function main(): Promise<void> {
     const cmd = JSON.parse(popped[1]) as BurstCommand | { quit: true };
     if ("quit" in cmd) break;
     const k = burstKeys(cmd.namespace);
-    const caches = pools.map((redis) =>
-      pipeline<string>({ redis, ttlMs: cmd.ttlMs, namespace: cmd.namespace }, ...strategiesFor(cmd.row, cmd.layers))
-    );
+    const wrapped = pools.map((redis) => counted(redis));
+    const caches = wrapped.map(({ redis }, pool) => {
+      if (cmd.recipe !== undefined) {
+        // One recipe instance per pool, as one per app process; pool numbers are unique across workers.
+        const recipe = makeRecipe(cmd.recipe, redis, cmd.ttlMs, cmd.recipeSettings!, Number(id) * pools.length + pool);
+        return {
+          get: (key: string, loader: () => Promise<string>) => recipe.get(`${cmd.namespace}:${key}`, loader),
+          stats: () => recipe.stats(),
+          close: () => Promise.resolve(),
+        };
+      }
+      const cache = pipeline<string>(
+        { redis, ttlMs: cmd.ttlMs, namespace: cmd.namespace },
+        ...strategiesFor(cmd.row, cmd.layers),
+      );
+      return {
+        get: (key: string, loader: () => Promise<string>) => cache.get(key, loader, { timeoutMs: cmd.timeoutMs }),
+        stats: () => cache.stats(),
+        close: () => cache.close(),
+      };
+    });
+    const sentBefore = wrapped.reduce((a, c) => a + c.sent(), 0);
     const offsets: number[] = [];
     let released = 0;
     const loader = async (): Promise<string> => {
@@ -69,6 +90,7 @@ async function main(): Promise<void> {
       errorSamples: [],
       offsets,
       stats: caches[0]!.stats(),
+      commands: 0,
     };
     const samples = new Map<string, string>();
     await Promise.all(
@@ -76,7 +98,7 @@ async function main(): Promise<void> {
         Array.from({ length: cmd.requestsPerPool }, async () => {
           const started = performance.now();
           try {
-            await cache.get("hot", loader, { timeoutMs: cmd.timeoutMs });
+            await cache.get("hot", loader);
             report.ok++;
           } catch (error) {
             const e = error as Error;
@@ -92,6 +114,7 @@ async function main(): Promise<void> {
     await Promise.all(caches.map((c) => c.close()));
     report.stats = caches.map((c) => c.stats()).reduce(addStats);
     report.errorSamples = [...samples.values()];
+    report.commands = wrapped.reduce((a, c) => a + c.sent(), 0) - sentBefore;
     await control.send(["RPUSH", k.result, JSON.stringify(report)]);
   }
   await Promise.all([control, origin, ...pools].map((c) => c.close()));
