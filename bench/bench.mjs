@@ -14,15 +14,24 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const lock = join(benchDir, "package-lock.json");
 const installed = join(benchDir, "node_modules", ".package-lock.json");
 
-if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
+if (
+  !existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs
+) {
   process.stderr.write("bench: installing bench/ dependencies (npm ci)\n");
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  const r = spawnSync(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], {
+  const r = spawnSync(npm, [
+    "ci",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+  ], {
     cwd: benchDir,
     stdio: ["ignore", 2, 2],
   });
   if (r.status !== 0) {
-    process.stderr.write(`bench: npm ci in bench/ failed (${r.status ?? r.error})\n`);
+    process.stderr.write(
+      `bench: npm ci in bench/ failed (${r.status ?? r.error})\n`,
+    );
     process.exit(1);
   }
 }

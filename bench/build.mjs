@@ -18,7 +18,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const rootDir = resolve(benchDir, "..");
 const outDir = join(benchDir, ".out");
-const esbuild = await import(pathToFileURL(join(benchDir, "node_modules", "esbuild", "lib", "main.js")).href);
+const esbuild = await import(
+  pathToFileURL(join(benchDir, "node_modules", "esbuild", "lib", "main.js"))
+    .href
+);
 
 const common = {
   bundle: true,
@@ -26,15 +29,33 @@ const common = {
   platform: "node",
   target: "esnext",
   logLevel: "silent",
-  external: ["ioredis", "redis", "bun", "bentocache", "bentocache/*", "@epic-web/cachified", "cachified-redis-adapter"],
+  external: [
+    "ioredis",
+    "redis",
+    "bun",
+    "bentocache",
+    "bentocache/*",
+    "@epic-web/cachified",
+    "cachified-redis-adapter",
+  ],
 };
 
-const STRATEGY_FILES = ["pipeline", "coalesce", "limit", "lease", "jitter", "xfetch", "swr"];
+const STRATEGY_FILES = [
+  "pipeline",
+  "coalesce",
+  "limit",
+  "lease",
+  "jitter",
+  "xfetch",
+  "swr",
+];
 
 /** Which module provides `pipeline`, or why none does. */
 async function findCacheModule() {
   const reasons = [];
-  const candidates = ["mod.ts", "strategies/mod.ts", "pipeline.ts"].map((name) => ({
+  const candidates = ["mod.ts", "strategies/mod.ts", "pipeline.ts"].map((
+    name,
+  ) => ({
     name,
     path: join(rootDir, name),
   }));
@@ -45,7 +66,9 @@ async function findCacheModule() {
     path: files.includes("pipeline")
       ? join(rootDir, "strategies", "pipeline.ts")
       : join(rootDir, "strategies", "(none).ts"),
-    contents: files.map((f) => `export * from "./strategies/${f}.ts";`).join("\n"),
+    contents: files.map((f) => `export * from "./strategies/${f}.ts";`).join(
+      "\n",
+    ),
   });
   for (const candidate of candidates) {
     if (!existsSync(candidate.path)) {
@@ -61,14 +84,24 @@ async function findCacheModule() {
       },
     };
     try {
-      const r = await esbuild.build({ ...common, ...entry, write: false, metafile: true, outdir: outDir });
+      const r = await esbuild.build({
+        ...common,
+        ...entry,
+        write: false,
+        metafile: true,
+        outdir: outDir,
+      });
       const exports = Object.values(r.metafile.outputs).flatMap((o) => o.exports ?? []);
-      if (exports.includes("pipeline")) return { name: candidate.name, ...entry };
+      if (exports.includes("pipeline")) {
+        return { name: candidate.name, ...entry };
+      }
       reasons.push(`${candidate.name} exports no pipeline()`);
     } catch (error) {
       const first = error.errors?.[0];
       const where = first?.location ? `${first.location.file}:${first.location.line}: ` : "";
-      reasons.push(`${candidate} does not build (${where}${first?.text ?? error.message})`);
+      reasons.push(
+        `${candidate} does not build (${where}${first?.text ?? error.message})`,
+      );
     }
   }
   return { unavailable: reasons.join("; ") };
@@ -91,17 +124,29 @@ export async function build() {
         { filter: /.*/, namespace: "herdless-cache" },
         () =>
           cache.stdin !== undefined
-            ? { contents: cache.stdin.contents, resolveDir: cache.stdin.resolveDir, loader: "ts" }
-            : { contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`, loader: "js" },
+            ? {
+              contents: cache.stdin.contents,
+              resolveDir: cache.stdin.resolveDir,
+              loader: "ts",
+            }
+            : {
+              contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`,
+              loader: "js",
+            },
       );
     },
   };
   await esbuild.build({
     ...common,
-    entryPoints: { run: join(benchDir, "run.ts"), worker: join(benchDir, "worker.ts") },
+    entryPoints: {
+      run: join(benchDir, "run.ts"),
+      worker: join(benchDir, "worker.ts"),
+    },
     outdir: outDir,
     outExtension: { ".js": ".mjs" },
     plugins: [cachePlugin],
   });
-  if (cache.name !== undefined) process.stderr.write(`bench: cache pipeline from ${cache.name}\n`);
+  if (cache.name !== undefined) {
+    process.stderr.write(`bench: cache pipeline from ${cache.name}\n`);
+  }
 }

@@ -21,7 +21,9 @@ export const CACHES = [
   "raw-get",
   "cl",
   "full",
+  "full-str",
   "near-cl",
+  "near-cl-str",
   "near-full",
   "node-redis-csc",
   "bento-l1l2",
@@ -33,10 +35,12 @@ export type CacheName = (typeof CACHES)[number];
 /** What each row is, for the table. */
 export const CACHE_LABELS: Record<CacheName, string> = {
   "raw-get": 'herdless raw `send(["GET", key])` + JSON.parse',
-  cl: "herdless `pipeline(coalesce(), lease())`",
-  full: "herdless full pipeline",
-  "near-cl": "herdless `pipeline(near(), coalesce(), lease())`",
-  "near-full": "herdless `near()` + full pipeline",
+  cl: "herdless `pipeline(coalesce(), lease())`, README call",
+  full: "herdless full pipeline, README call",
+  "full-str": "herdless full pipeline, string id + loader built once, no options",
+  "near-cl": "herdless `pipeline(near(), coalesce(), lease())`, README call",
+  "near-cl-str": "herdless `pipeline(near(), coalesce(), lease())`, string id + loader built once, no options",
+  "near-full": "herdless `near()` + full pipeline, README call",
   "node-redis-csc": "node-redis 5 `clientSideCache` (RESP3 tracking)",
   "bento-l1l2": "Bentocache 1.6, memory L1 + Redis L2 + bus",
   "bento-l2": "Bentocache 1.6, Redis only (L2)",
@@ -44,7 +48,19 @@ export const CACHE_LABELS: Record<CacheName, string> = {
 };
 
 /** The herdless rows that need `near()` (and so client tracking). */
-export const NEAR_CACHES: readonly CacheName[] = ["near-cl", "near-full"];
+export const NEAR_CACHES: readonly CacheName[] = [
+  "near-cl",
+  "near-cl-str",
+  "near-full",
+];
+
+/**
+ * The herdless rows that call the cache the way the README and the example
+ * servers do: a tuple identity, a loader closure and a `{ timeoutMs }`
+ * options object, all built per call. The `-str` rows beside them reuse a
+ * string identity and a loader built before the timed loop, and pass no options.
+ */
+export const README_CALL = 'get(["item", i], ({ signal }) => load(i, signal), { timeoutMs: 2_000 })';
 
 /** Distinct keys read. */
 export const CACHE_KEYS = 1_000;
@@ -97,7 +113,11 @@ export interface BenchCache {
 
 type Factory = (options?: Record<string, unknown>) => unknown;
 interface HerdlessCache {
-  get(identity: string, loader: () => unknown): Promise<unknown>;
+  get(
+    identity: string | readonly (string | number)[],
+    loader: (ctx: { signal: AbortSignal }) => unknown,
+    options?: { timeoutMs?: number },
+  ): Promise<unknown>;
   set(
     identity: string,
     value: unknown,
@@ -271,10 +291,13 @@ export async function openCache(
     }
     case "cl":
     case "full":
+    case "full-str":
     case "near-cl":
+    case "near-cl-str":
     case "near-full": {
       const isNear = name.startsWith("near-");
-      const layers = name.endsWith("cl") ? CL : FULL;
+      const strings = name.endsWith("-str");
+      const layers = name.includes("cl") ? CL : FULL;
       const all = isNear ? [NEAR, ...layers] : layers;
       const resp = isNear ? 3 : herdlessResp();
       const redis = await connect({ url, resp });
@@ -286,15 +309,26 @@ export async function openCache(
         throw error;
       }
       const ids = keyOf("item:");
-      const c = await fill({
-        ...counted,
-        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
-          describeLayers(all)
-        }); get("item:<i>", loader)`,
-        get: (i) => {
+      // The README's call builds its tuple, closure and options per call; the
+      // string rows reuse ids and loaders built before the clock starts.
+      const get = strings
+        ? (i: number) => {
           const k = i % CACHE_KEYS;
           return cache.get(ids[k]!, loaders[k]!);
-        },
+        }
+        : (i: number) => {
+          const k = i % CACHE_KEYS;
+          return cache.get(["item", k], ({ signal }) => {
+            signal.throwIfAborted();
+            return loaders[k]!();
+          }, { timeoutMs: 2_000 });
+        };
+      const c = await fill({
+        ...counted,
+        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${describeLayers(all)}); ${
+          strings ? 'get(ids[i] ("item:<i>", built once), loaders[i] (built once))' : README_CALL
+        }`,
+        get,
         close: async () => {
           await cache.close();
           await redis.close();

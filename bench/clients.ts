@@ -37,7 +37,11 @@ export interface BenchClient {
 export type ClientName = "ours" | "node-redis" | "ioredis" | "bun";
 
 /** Open one connection with the named client. */
-export async function openClient(name: ClientName, url: string, resp: 2 | 3): Promise<BenchClient> {
+export async function openClient(
+  name: ClientName,
+  url: string,
+  resp: 2 | 3,
+): Promise<BenchClient> {
   switch (name) {
     case "ours":
       return await ours(url, resp);
@@ -57,7 +61,9 @@ async function ours(url: string, resp: 2 | 3): Promise<BenchClient> {
     get: (key) => c.send(["GET", key]),
     setBatch(keys, value) {
       const replies = new Array<Promise<unknown>>(keys.length);
-      for (let i = 0; i < keys.length; i++) replies[i] = c.send(["SET", keys[i]!, value]);
+      for (let i = 0; i < keys.length; i++) {
+        replies[i] = c.send(["SET", keys[i]!, value]);
+      }
       return Promise.all(replies);
     },
     script: (key) => script.run(c, [key], []),
@@ -106,7 +112,8 @@ async function ioredis(url: string): Promise<BenchClient> {
   const c = new Redis(url, { lazyConnect: true });
   c.defineCommand("benchGet", { numberOfKeys: 1, lua: LUA });
   await c.connect();
-  const benchGet = (c as unknown as { benchGet(key: string): Promise<unknown> }).benchGet.bind(c);
+  const benchGet = (c as unknown as { benchGet(key: string): Promise<unknown> })
+    .benchGet.bind(c);
   return {
     get: (key) => c.get(key),
     setBatch(keys, value) {
@@ -129,7 +136,9 @@ interface BunRedis {
 }
 
 async function bunNative(url: string): Promise<BenchClient> {
-  const bun = (await import("bun" as string)) as { RedisClient: new (url: string) => BunRedis };
+  const bun = (await import("bun" as string)) as {
+    RedisClient: new (url: string) => BunRedis;
+  };
   const c = new bun.RedisClient(url);
   await c.connect();
   const sha = String(await c.send("SCRIPT", ["LOAD", LUA]));

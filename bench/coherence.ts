@@ -310,8 +310,9 @@ class Sightings {
           if (this.#waiter !== undefined && Number(v) >= this.#waiter.v) {
             this.#waiter.resolve();
           }
-        } else if (line.startsWith("inval ")) this.#invalidated.push(BigInt(line.slice(6)));
-        else if (line.startsWith("done ")) this.#done = line.slice(5);
+        } else if (line.startsWith("inval ")) {
+          this.#invalidated.push(BigInt(line.slice(6)));
+        } else if (line.startsWith("done ")) this.#done = line.slice(5);
         else if (line.startsWith("error ")) this.#error = line.slice(6);
       }
       this.#waiter?.resolve();
@@ -418,7 +419,9 @@ export async function runCoherence(
       lag.push(Number(seen - BigInt(acked!)) / 1000);
       fromSend.push(Number(seen - BigInt(sent!)) / 1000);
       const dropped = sightings.invalidatedAfter(BigInt(sent!));
-      if (dropped !== undefined && dropped <= seen) droppedAfterAck.push(Number(dropped - BigInt(acked!)) / 1000);
+      if (dropped !== undefined && dropped <= seen) {
+        droppedAfterAck.push(Number(dropped - BigInt(acked!)) / 1000);
+      }
     }
     writer.send("stop");
     reader.send("stop");

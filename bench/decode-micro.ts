@@ -24,12 +24,20 @@ interface Workload {
   buffers: boolean;
 }
 
-function workload(name: string, replies: number, one: (i: number) => string, perReply = 1, buffers = false): Workload {
+function workload(
+  name: string,
+  replies: number,
+  one: (i: number) => string,
+  perReply = 1,
+  buffers = false,
+): Workload {
   const parts: string[] = [];
   for (let i = 0; i < replies / perReply; i++) parts.push(one(i));
   const all = Buffer.from(parts.join(""), "latin1");
   const chunks: Buffer[] = [];
-  for (let at = 0; at < all.length; at += CHUNK) chunks.push(all.subarray(at, at + CHUNK));
+  for (let at = 0; at < all.length; at += CHUNK) {
+    chunks.push(all.subarray(at, at + CHUNK));
+  }
   return { name, replies, chunks, buffers };
 }
 
@@ -37,14 +45,28 @@ const N = 1_000_000;
 const pad = (i: number) => String(i % 100000).padStart(5, "0");
 const workloads: Workload[] = [
   workload("GET, 10-byte bulk strings", N, (i) => `$10\r\nvalue${pad(i)}\r\n`),
-  workload("GET, 10-byte bulks, buffers mode", N, (i) => `$10\r\nvalue${pad(i)}\r\n`, 1, true),
-  workload("GET, 100-byte bulk strings", N, (i) => `$100\r\n${"v".repeat(95)}${pad(i)}\r\n`),
+  workload(
+    "GET, 10-byte bulks, buffers mode",
+    N,
+    (i) => `$10\r\nvalue${pad(i)}\r\n`,
+    1,
+    true,
+  ),
+  workload(
+    "GET, 100-byte bulk strings",
+    N,
+    (i) => `$100\r\n${"v".repeat(95)}${pad(i)}\r\n`,
+  ),
   workload("SET, +OK", N, () => "+OK\r\n"),
   workload("INCR, integers", N, (i) => `:${i}\r\n`),
   workload(
     "MGET x10 (replies = elements)",
     N,
-    (i) => `*10\r\n${Array.from({ length: 10 }, (_, j) => `$6\r\nv${pad(i * 10 + j)}\r\n`).join("")}`,
+    (i) =>
+      `*10\r\n${
+        Array.from({ length: 10 }, (_, j) => `$6\r\nv${pad(i * 10 + j)}\r\n`)
+          .join("")
+      }`,
     10,
   ),
   workload(
@@ -55,7 +77,11 @@ const workloads: Workload[] = [
   ),
   workload("ZSCORE RESP3, doubles", N, (i) => `,${i % 1000}.${pad(i)}e-3\r\n`),
   // Lua status replies longer than a header line: each is cut across the 64 KiB chunks.
-  workload("status_reply, 128 KiB simple strings", 2000, () => `+${"x".repeat(131072)}\r\n`),
+  workload(
+    "status_reply, 128 KiB simple strings",
+    2000,
+    () => `+${"x".repeat(131072)}\r\n`,
+  ),
 ];
 
 function timeIt(fn: () => number): { best: number; count: number } {
@@ -91,9 +117,13 @@ type NodeRedisDecoder = new (config: {
 }) => { write(chunk: Buffer): void };
 
 async function loadNodeRedis(): Promise<NodeRedisDecoder | undefined> {
-  const specifier = process.env["NODE_REDIS_DECODER"] ?? "@redis/client/dist/lib/RESP/decoder.js";
+  const specifier = process.env["NODE_REDIS_DECODER"] ??
+    "@redis/client/dist/lib/RESP/decoder.js";
   try {
-    const mod = (await import(specifier)) as { Decoder?: NodeRedisDecoder; default?: { Decoder?: NodeRedisDecoder } };
+    const mod = (await import(specifier)) as {
+      Decoder?: NodeRedisDecoder;
+      default?: { Decoder?: NodeRedisDecoder };
+    };
     return mod.Decoder ?? mod.default?.Decoder;
   } catch {
     return undefined;
@@ -123,14 +153,18 @@ const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"
   : typeof (globalThis as { Deno?: unknown }).Deno !== "undefined"
   ? "deno"
   : `node ${process.version}`;
-console.log(`decode-micro (${runtime}): ${CHUNK / 1024} KiB chunks, best of ${RUNS}`);
+console.log(
+  `decode-micro (${runtime}): ${CHUNK / 1024} KiB chunks, best of ${RUNS}`,
+);
 for (const w of workloads) {
   let mine: { best: number; count: number };
   try {
     mine = timeIt(() => ours(w));
   } catch (e) {
     // An older decoder refuses some workloads (lines over 64 KiB): say so, run the rest.
-    console.log(`${w.name.padEnd(38)} herdless refused it: ${(e as Error).message}`);
+    console.log(
+      `${w.name.padEnd(38)} herdless refused it: ${(e as Error).message}`,
+    );
     continue;
   }
   const perSecond = (w.replies / mine.best) * 1000;
@@ -140,7 +174,9 @@ for (const w of workloads) {
   let line = `${w.name.padEnd(38)} herdless ${rate}`;
   if (NodeRedis !== undefined) {
     const other = timeIt(() => theirs(NodeRedis, w));
-    if (other.count !== mine.count) line += ` (node-redis counted ${other.count}, we counted ${mine.count})`;
+    if (other.count !== mine.count) {
+      line += ` (node-redis counted ${other.count}, we counted ${mine.count})`;
+    }
     const otherPerSecond = (w.replies / other.best) * 1000;
     line += `   node-redis ${(otherPerSecond / 1e6).toFixed(2).padStart(6)} M/s   x${
       (perSecond / otherPerSecond).toFixed(2)

@@ -61,13 +61,18 @@ class Lru {
   }
   set(key: string): void {
     this.#map.set(key, true);
-    if (this.#map.size > this.max) this.#map.delete(this.#map.keys().next().value!);
+    if (this.#map.size > this.max) {
+      this.#map.delete(this.#map.keys().next().value!);
+    }
   }
 }
 
 const KEYS = 100_000;
 const REQUESTS = 2_000_000;
-const rows: string[] = ["| workload | tier size | SIEVE hit ratio | LRU hit ratio |", "|---|---:|---:|---:|"];
+const rows: string[] = [
+  "| workload | tier size | SIEVE hit ratio | LRU hit ratio |",
+  "|---|---:|---:|---:|",
+];
 for (const s of [0.8, 1.0, 1.2]) {
   for (const scan of [false, true]) {
     for (const size of [KEYS / 100, KEYS / 10]) {
@@ -84,9 +89,13 @@ for (const s of [0.8, 1.0, 1.2]) {
         else lru.set(key);
       }
       const pct = (h: number) => `${(100 * h / REQUESTS).toFixed(1)}%`;
-      rows.push(`| Zipf s=${s}${scan ? " + 25% one-time scan" : ""} | ${size} | ${pct(sieveHits)} | ${pct(lruHits)} |`);
+      rows.push(
+        `| Zipf s=${s}${scan ? " + 25% one-time scan" : ""} | ${size} | ${pct(sieveHits)} | ${pct(lruHits)} |`,
+      );
     }
   }
 }
-console.log(`${REQUESTS.toLocaleString()} requests over ${KEYS.toLocaleString()} keys, seeded\n`);
+console.log(
+  `${REQUESTS.toLocaleString()} requests over ${KEYS.toLocaleString()} keys, seeded\n`,
+);
 console.log(rows.join("\n"));

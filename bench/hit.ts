@@ -22,7 +22,10 @@ interface CacheLike {
 }
 interface CacheModule {
   unavailable?: string;
-  pipeline?: (options: Record<string, unknown>, ...strategies: unknown[]) => CacheLike;
+  pipeline?: (
+    options: Record<string, unknown>,
+    ...strategies: unknown[]
+  ) => CacheLike;
   [factory: string]: unknown;
 }
 
@@ -74,19 +77,29 @@ export async function prepareHit(
   for (const [name, options] of LAYERS) {
     const factory = mod[name];
     if (typeof factory !== "function") continue;
-    strategies.push(options === undefined ? (factory as Factory)() : (factory as Factory)(options));
+    strategies.push(
+      options === undefined ? (factory as Factory)() : (factory as Factory)(options),
+    );
     layers.push(name);
   }
-  const cache = mod.pipeline!({ redis, ttlMs: 600_000, namespace: "bench" }, ...strategies);
+  const cache = mod.pipeline!(
+    { redis, ttlMs: 600_000, namespace: "bench" },
+    ...strategies,
+  );
   let loads = 0;
   const loader = () => {
     loads++;
     return VALUE;
   };
-  const identities = Array.from({ length: KEYS }, (_, i) => ["hit", i] as const);
+  const identities = Array.from(
+    { length: KEYS },
+    (_, i) => ["hit", i] as const,
+  );
   // Fill: one miss per identity, FILL_AT_ONCE at a time (fewer than limit() admits).
   for (let i = 0; i < KEYS; i += FILL_AT_ONCE) {
-    await Promise.all(identities.slice(i, i + FILL_AT_ONCE).map((id) => cache.get(id, loader)));
+    await Promise.all(
+      identities.slice(i, i + FILL_AT_ONCE).map((id) => cache.get(id, loader)),
+    );
   }
   const dataKeys = identities.map((id) => cache.keys(id).data);
   const op = variant === "pipeline"

@@ -26,12 +26,20 @@ export interface MatrixCell {
 /** The shape every row starts from: 100-byte values, 100 in flight, 1,000 keys. */
 export const BASE: Shape = { valueSize: 100, inFlight: 100, keys: 1_000 };
 
-const NAMES = { "get-100": "GET", "set-batch": "SET, batches of 1,000", "script-100": "EVALSHA" } as const;
+const NAMES = {
+  "get-100": "GET",
+  "set-batch": "SET, batches of 1,000",
+  "script-100": "EVALSHA",
+} as const;
 const WANT = { "get-100": 2.0, "set-batch": 1.5, "script-100": 1.5 } as const;
 
 function cells(): MatrixCell[] {
   const out: MatrixCell[] = [];
-  const add = (scenario: MatrixCell["scenario"], change: Partial<Shape>, label: string) => {
+  const add = (
+    scenario: MatrixCell["scenario"],
+    change: Partial<Shape>,
+    label: string,
+  ) => {
     const shape = { ...BASE, ...change };
     out.push({
       id: `m-${scenario}-${shape.valueSize}-${shape.inFlight}-${shape.keys}`,
@@ -71,18 +79,30 @@ export async function seedMatrix(redis: RedisClient): Promise<void> {
     const value = "v".repeat(valueSize);
     const all = shapeKeys(cell.shape);
     for (let i = 0; i < all.length; i += 10_000) {
-      await Promise.all(all.slice(i, i + 10_000).map((k) => redis.send(["SET", k, value])));
+      await Promise.all(
+        all.slice(i, i + 10_000).map((k) => redis.send(["SET", k, value])),
+      );
     }
   }
 }
 
 const fmtOps = (n: number | undefined) =>
   n === undefined || !Number.isFinite(n) ? "-" : `${Math.round(n / 1000).toLocaleString("en-US")}k`;
-const fmtRatio = (r: number | undefined) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
+const fmtRatio = (
+  r: number | undefined,
+) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
 
 /** The matrix as Markdown: ops/s medians, ratios against the peer and its target, peak RSS ratio. */
-export function matrixMarkdown(series: readonly Series[], reps: number): string {
-  const get = (runtime: string, id: string, client: string, pick: (s: Series) => number[]) => {
+export function matrixMarkdown(
+  series: readonly Series[],
+  reps: number,
+): string {
+  const get = (
+    runtime: string,
+    id: string,
+    client: string,
+    pick: (s: Series) => number[],
+  ) => {
     const s = series.find((x) => x.runtime === runtime && x.scenario === id && x.client === client);
     return s === undefined || pick(s).length === 0 ? undefined : median(pick(s));
   };
@@ -94,21 +114,31 @@ export function matrixMarkdown(series: readonly Series[], reps: number): string 
     r: number | undefined,
     ok: (r: number) => boolean,
   ) => (r === undefined ? "" : ok(r) ? "MET" : "NOT MET");
-  const rows = MATRIX.filter((c) => series.some((s) => s.scenario === c.id)).map((c) => {
-    const node = div(get("node", c.id, "ours", ops), get("node", c.id, "node-redis", ops));
-    const bun = div(get("bun", c.id, "ours", ops), get("bun", c.id, "bun", ops));
-    const memory = div(get("node", c.id, "ours", rss), get("node", c.id, "node-redis", rss));
-    return [
-      c.label,
-      fmtOps(get("node", c.id, "ours", ops)),
-      fmtOps(get("node", c.id, "node-redis", ops)),
-      `${fmtRatio(node)} ${mark(node, (r) => r >= c.want)} (>= ${c.want.toFixed(1)}x)`,
-      fmtOps(get("bun", c.id, "ours", ops)),
-      fmtOps(get("bun", c.id, "bun", ops)),
-      `${fmtRatio(bun)} ${mark(bun, (r) => r >= 1)}`,
-      `${fmtRatio(memory)} ${mark(memory, (r) => r <= 0.6)}`,
-    ];
-  });
+  const rows = MATRIX.filter((c) => series.some((s) => s.scenario === c.id))
+    .map((c) => {
+      const node = div(
+        get("node", c.id, "ours", ops),
+        get("node", c.id, "node-redis", ops),
+      );
+      const bun = div(
+        get("bun", c.id, "ours", ops),
+        get("bun", c.id, "bun", ops),
+      );
+      const memory = div(
+        get("node", c.id, "ours", rss),
+        get("node", c.id, "node-redis", rss),
+      );
+      return [
+        c.label,
+        fmtOps(get("node", c.id, "ours", ops)),
+        fmtOps(get("node", c.id, "node-redis", ops)),
+        `${fmtRatio(node)} ${mark(node, (r) => r >= c.want)} (>= ${c.want.toFixed(1)}x)`,
+        fmtOps(get("bun", c.id, "ours", ops)),
+        fmtOps(get("bun", c.id, "bun", ops)),
+        `${fmtRatio(bun)} ${mark(bun, (r) => r >= 1)}`,
+        `${fmtRatio(memory)} ${mark(memory, (r) => r <= 0.6)}`,
+      ];
+    });
   if (rows.length === 0) return "";
   const head = [
     "second method (one change from 100 B, 100 in flight, 1,000 keys)",

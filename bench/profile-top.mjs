@@ -16,7 +16,9 @@ for (const file of files) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const n of profile.nodes) {
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
   const counts = new Map();
   for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1);
 

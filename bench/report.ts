@@ -51,7 +51,12 @@ export function spread(values: readonly number[]): number {
   return (Math.max(...values) - Math.min(...values)) / median(values);
 }
 
-function find(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): Series | undefined {
+function find(
+  series: readonly Series[],
+  runtime: string,
+  scenario: ScenarioName,
+  client: string,
+): Series | undefined {
   return series.find((s) => s.runtime === runtime && s.scenario === scenario && s.client === client);
 }
 
@@ -70,11 +75,19 @@ function opsOf(
 const best = (values: readonly number[]) => Math.max(...values);
 
 /** The largest median peak RSS of a client over the client scenarios it ran. */
-export function peakRss(series: readonly Series[], runtime: string, client: string, pick = median): number | undefined {
+export function peakRss(
+  series: readonly Series[],
+  runtime: string,
+  client: string,
+  pick = median,
+): number | undefined {
   let max: number | undefined;
   for (const s of series) {
     const scenario = s.scenario as ScenarioName;
-    if (s.runtime !== runtime || s.client !== client || s.peakRssBytes.length === 0) continue;
+    if (
+      s.runtime !== runtime || s.client !== client ||
+      s.peakRssBytes.length === 0
+    ) continue;
     if (!SCENARIOS.includes(scenario) || scenario.startsWith("hit-")) continue;
     const m = pick(s.peakRssBytes);
     if (max === undefined || m > max) max = m;
@@ -82,7 +95,10 @@ export function peakRss(series: readonly Series[], runtime: string, client: stri
   return max;
 }
 
-function ratio(a: number | undefined, b: number | undefined): number | undefined {
+function ratio(
+  a: number | undefined,
+  b: number | undefined,
+): number | undefined {
   return a === undefined || b === undefined || b === 0 ? undefined : a / b;
 }
 
@@ -93,7 +109,12 @@ export function targets(
   requested: readonly ScenarioName[] = SCENARIOS,
 ): TargetResult[] {
   const out: TargetResult[] = [];
-  const atLeast = (name: string, r: [number | undefined, number | undefined], min: number, note?: string) =>
+  const atLeast = (
+    name: string,
+    r: [number | undefined, number | undefined],
+    min: number,
+    note?: string,
+  ) =>
     out.push({
       name,
       ratio: r[0],
@@ -108,8 +129,14 @@ export function targets(
     a: string,
     b: string,
   ): [number | undefined, number | undefined] => [
-    ratio(opsOf(series, runtime, scenario, a), opsOf(series, runtime, scenario, b)),
-    ratio(opsOf(series, runtime, scenario, a, best), opsOf(series, runtime, scenario, b, best)),
+    ratio(
+      opsOf(series, runtime, scenario, a),
+      opsOf(series, runtime, scenario, b),
+    ),
+    ratio(
+      opsOf(series, runtime, scenario, a, best),
+      opsOf(series, runtime, scenario, b, best),
+    ),
   ];
   const has = (runtime: string, scenario: ScenarioName) =>
     series.some((s) => s.runtime === runtime && s.scenario === scenario);
@@ -122,15 +149,31 @@ export function targets(
   ];
   for (const [scenario, min] of vsNodeRedis) {
     if (!has("node", scenario)) continue;
-    atLeast(`${DESCRIPTIONS[scenario]}: ours / node-redis`, ops("node", scenario, "ours", "node-redis"), min);
+    atLeast(
+      `${DESCRIPTIONS[scenario]}: ours / node-redis`,
+      ops("node", scenario, "ours", "node-redis"),
+      min,
+    );
   }
-  for (const scenario of ["get-seq", "get-100", "set-batch", "script-100"] as const) {
+  for (
+    const scenario of ["get-seq", "get-100", "set-batch", "script-100"] as const
+  ) {
     if (!has("bun", scenario)) continue;
-    atLeast(`Bun, ${DESCRIPTIONS[scenario]}: ours / Bun RedisClient`, ops("bun", scenario, "ours", "bun"), 1.0);
+    atLeast(
+      `Bun, ${DESCRIPTIONS[scenario]}: ours / Bun RedisClient`,
+      ops("bun", scenario, "ours", "bun"),
+      1.0,
+    );
   }
-  const rss = ratio(peakRss(series, "node", "ours"), peakRss(series, "node", "node-redis"));
+  const rss = ratio(
+    peakRss(series, "node", "ours"),
+    peakRss(series, "node", "node-redis"),
+  );
   const lowest = (values: readonly number[]) => Math.min(...values);
-  const rssBest = ratio(peakRss(series, "node", "ours", lowest), peakRss(series, "node", "node-redis", lowest));
+  const rssBest = ratio(
+    peakRss(series, "node", "ours", lowest),
+    peakRss(series, "node", "node-redis", lowest),
+  );
   if (rss !== undefined) {
     out.push({
       name: "peak RSS (worst scenario): ours / node-redis",
@@ -141,7 +184,10 @@ export function targets(
     });
   }
   for (const scenario of ["hit-seq", "hit-100"] as const) {
-    if (!requested.includes(scenario) || (pipelineWhy === undefined && !has("node", scenario))) continue;
+    if (
+      !requested.includes(scenario) ||
+      (pipelineWhy === undefined && !has("node", scenario))
+    ) continue;
     const r = ops("node", scenario, "pipeline", "raw-get");
     atLeast(
       `${DESCRIPTIONS[scenario]}: full pipeline / raw GET`,
@@ -159,13 +205,22 @@ const fmtOps = (n: number | undefined) =>
     : n >= 10_000
     ? `${Math.round(n / 1000).toLocaleString("en-US")}k`
     : `${(n / 1000).toFixed(1)}k`;
-const fmtRatio = (r: number | undefined) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
-const fmtMiB = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
+const fmtRatio = (
+  r: number | undefined,
+) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
+const fmtMiB = (
+  b: number | undefined,
+) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const verdict = (
   t: TargetResult | undefined,
 ) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
 
-function cell(series: readonly Series[], runtime: string, scenario: ScenarioName, client: string): string {
+function cell(
+  series: readonly Series[],
+  runtime: string,
+  scenario: ScenarioName,
+  client: string,
+): string {
   const s = find(series, runtime, scenario, client);
   if (s === undefined) return "-";
   if (s.opsPerSec.length === 0) return s.errors.length > 0 ? "error" : "-";
@@ -174,7 +229,10 @@ function cell(series: readonly Series[], runtime: string, scenario: ScenarioName
 }
 
 function table(head: string[], rows: string[][]): string {
-  const lines = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`];
+  const lines = [
+    `| ${head.join(" | ")} |`,
+    `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,
+  ];
   for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
   return lines.join("\n");
 }
@@ -208,9 +266,21 @@ export function markdown(
       ];
     });
   if (nodeRows.length > 0) {
-    out.push(`Node, ops/s (median of ${reps}; ± is half the spread when it reaches 10%)`, "");
     out.push(
-      table(["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "vs ioredis", "target", ""], nodeRows),
+      `Node, ops/s (median of ${reps}; ± is half the spread when it reaches 10%)`,
+      "",
+    );
+    out.push(
+      table([
+        "scenario",
+        "herdless",
+        "node-redis",
+        "ioredis",
+        "vs node-redis",
+        "vs ioredis",
+        "target",
+        "",
+      ], nodeRows),
       "",
     );
   }
@@ -230,17 +300,36 @@ export function markdown(
     });
   if (bunRows.length > 0) {
     out.push(`Bun, ops/s (median of ${reps})`, "");
-    out.push(table(["scenario", "herdless", "Bun RedisClient", "ratio", "target", ""], bunRows), "");
+    out.push(
+      table(
+        ["scenario", "herdless", "Bun RedisClient", "ratio", "target", ""],
+        bunRows,
+      ),
+      "",
+    );
   }
 
   const hitRows = (["hit-seq", "hit-100"] as const)
     .filter((s) => requested.includes(s))
     .map((s) => {
-      if (pipelineWhy !== undefined) return [DESCRIPTIONS[s], "-", "not available", "-", ">= 0.85x", "n/a", "-", "-"];
+      if (pipelineWhy !== undefined) {
+        return [
+          DESCRIPTIONS[s],
+          "-",
+          "not available",
+          "-",
+          ">= 0.85x",
+          "n/a",
+          "-",
+          "-",
+        ];
+      }
       const t = target(DESCRIPTIONS[s]);
       const rss = (client: string) => {
         const x = find(series, "node", s, client);
-        return fmtMiB(x && x.peakRssBytes.length > 0 ? median(x.peakRssBytes) : undefined);
+        return fmtMiB(
+          x && x.peakRssBytes.length > 0 ? median(x.peakRssBytes) : undefined,
+        );
       };
       return [
         DESCRIPTIONS[s],
@@ -254,15 +343,29 @@ export function markdown(
       ];
     });
   if (hitRows.length > 0) {
-    out.push(`Cache hit on Node, herdless client, ops/s (median of ${reps})`, "");
+    out.push(
+      `Cache hit on Node, herdless client, ops/s (median of ${reps})`,
+      "",
+    );
     out.push(
       table(
-        ["scenario", "raw GET", "full pipeline", "ratio", "target", "", "peak RSS raw GET", "peak RSS pipeline"],
+        [
+          "scenario",
+          "raw GET",
+          "full pipeline",
+          "ratio",
+          "target",
+          "",
+          "peak RSS raw GET",
+          "peak RSS pipeline",
+        ],
         hitRows,
       ),
       "",
     );
-    if (pipelineWhy !== undefined) out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
+    if (pipelineWhy !== undefined) {
+      out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
+    }
   }
 
   const rssRows = clientScenarios
@@ -296,7 +399,15 @@ export function markdown(
     out.push("Peak RSS of each client's own process (VmHWM, median)", "");
     out.push(
       table(
-        ["scenario", "herdless", "node-redis", "ioredis", "vs node-redis", "herdless on Bun", "Bun RedisClient"],
+        [
+          "scenario",
+          "herdless",
+          "node-redis",
+          "ioredis",
+          "vs node-redis",
+          "herdless on Bun",
+          "Bun RedisClient",
+        ],
         rssRows,
       ),
       "",
@@ -310,14 +421,37 @@ export function markdown(
       const busy = (xs: number[]) => (xs.length === 0 ? undefined : median(xs));
       const c = busy(s.clientBusy);
       const v = busy(s.serverBusy);
-      const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x * 100)}%`);
-      const us = (x: number | undefined) => (x === undefined ? "-" : ((x * 1e6) / ops).toFixed(2));
-      return [`${s.runtime} ${s.scenario}`, s.client, fmtOps(ops), pct(c), us(c), pct(v), us(v)];
+      const pct = (
+        x: number | undefined,
+      ) => (x === undefined ? "-" : `${Math.round(x * 100)}%`);
+      const us = (
+        x: number | undefined,
+      ) => (x === undefined ? "-" : ((x * 1e6) / ops).toFixed(2));
+      return [
+        `${s.runtime} ${s.scenario}`,
+        s.client,
+        fmtOps(ops),
+        pct(c),
+        us(c),
+        pct(v),
+        us(v),
+      ];
     });
   if (cpuRows.length > 0) {
-    out.push("Where the time goes: CPU busy share of each side's core, and CPU µs per operation (medians)", "");
     out.push(
-      table(["scenario", "client", "ops/s", "client busy", "client µs/op", "server busy", "server µs/op"], cpuRows),
+      "Where the time goes: CPU busy share of each side's core, and CPU µs per operation (medians)",
+      "",
+    );
+    out.push(
+      table([
+        "scenario",
+        "client",
+        "ops/s",
+        "client busy",
+        "client µs/op",
+        "server busy",
+        "server µs/op",
+      ], cpuRows),
       "",
     );
   }
@@ -327,7 +461,15 @@ export function markdown(
   out.push(
     table(
       ["target", "medians", "best repetitions", "want", "verdict (medians)"],
-      ts.map((t) => [t.name, fmtRatio(t.ratio), fmtRatio(t.best), t.want, t.note ?? verdict(t)]),
+      ts.map((
+        t,
+      ) => [
+        t.name,
+        fmtRatio(t.ratio),
+        fmtRatio(t.best),
+        t.want,
+        t.note ?? verdict(t),
+      ]),
     ),
     "",
   );

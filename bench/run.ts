@@ -106,7 +106,9 @@ function parseArgs(argv: readonly string[]): Options {
     if (raw === undefined) return undefined;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min) {
-      throw new RangeError(`Cannot run the bench: '${name}' must be an integer >= ${min}, got ${raw}`);
+      throw new RangeError(
+        `Cannot run the bench: '${name}' must be an integer >= ${min}, got ${raw}`,
+      );
     }
     return n;
   };
@@ -118,11 +120,19 @@ function parseArgs(argv: readonly string[]): Options {
   o.entries = int("--entries", 1) ?? o.entries;
   const only = value("--only");
   if (only !== undefined) {
-    const known = [...Object.keys(GROUPS), ...SCENARIOS, ...CACHE_SCENARIOS, ...CACHE_EXTRAS, "matrix"];
+    const known = [
+      ...Object.keys(GROUPS),
+      ...SCENARIOS,
+      ...CACHE_SCENARIOS,
+      ...CACHE_EXTRAS,
+      "matrix",
+    ];
     const names = only.split(",").map((s) => s.trim()).flatMap((n) => GROUPS[n] ?? [n]);
     for (const n of names) {
       if (!known.includes(n)) {
-        throw new RangeError(`Cannot run the bench: unknown scenario '${n}' in --only (known: ${known.join(", ")})`);
+        throw new RangeError(
+          `Cannot run the bench: unknown scenario '${n}' in --only (known: ${known.join(", ")})`,
+        );
       }
     }
     o.only = SCENARIOS.filter((n) => names.includes(n));
@@ -136,9 +146,11 @@ function parseArgs(argv: readonly string[]): Options {
 
 /** The Bun binary: `BUN`, the root devDependency, or `bun` on PATH. */
 function findBun(): string | undefined {
-  const candidates = [process.env.BUN, join(rootDir, "node_modules", ".bin", "bun"), "bun"].filter((c): c is string =>
-    !!c
-  );
+  const candidates = [
+    process.env.BUN,
+    join(rootDir, "node_modules", ".bin", "bun"),
+    "bun",
+  ].filter((c): c is string => !!c);
   for (const c of candidates) {
     const r = spawnSync(c, ["--version"], { encoding: "utf8" });
     if (r.status === 0) return c;
@@ -162,7 +174,12 @@ function version(bin: string, args: string[]): string {
 
 function packageVersion(name: string): string {
   try {
-    return (JSON.parse(readFileSync(join(benchDir, "node_modules", name, "package.json"), "utf8")) as {
+    return (JSON.parse(
+      readFileSync(
+        join(benchDir, "node_modules", name, "package.json"),
+        "utf8",
+      ),
+    ) as {
       version: string;
     }).version;
   } catch {
@@ -172,7 +189,9 @@ function packageVersion(name: string): string {
 
 function cpuModel(): string {
   try {
-    return /^model name\s*:\s*(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpus()[0]?.model ?? "?";
+    return /^model name\s*:\s*(.*)$/m.exec(
+      readFileSync("/proc/cpuinfo", "utf8"),
+    )?.[1] ?? cpus()[0]?.model ?? "?";
   } catch {
     return cpus()[0]?.model ?? "?";
   }
@@ -220,18 +239,30 @@ function plan(
         // Without a pipeline there is nothing to compare the raw GET with: the report says why.
         if (!o.node || pipelineWhy !== undefined) continue;
         for (const client of ["raw-get", "pipeline"] as const) {
-          jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+          jobs.push({
+            runtime: "node",
+            rep,
+            task: { ...base, scenario, client },
+          });
         }
         continue;
       }
       if (o.node) {
         for (const client of ["ours", "node-redis", "ioredis"] as const) {
-          jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+          jobs.push({
+            runtime: "node",
+            rep,
+            task: { ...base, scenario, client },
+          });
         }
       }
       if (o.bun && bun !== undefined) {
         for (const client of ["ours", "bun"] as const) {
-          jobs.push({ runtime: "bun", rep, task: { ...base, scenario, client } });
+          jobs.push({
+            runtime: "bun",
+            rep,
+            task: { ...base, scenario, client },
+          });
         }
       }
     }
@@ -242,12 +273,22 @@ function plan(
       const task = { ...base, scenario: cell.scenario, shape: cell.shape };
       if (o.node) {
         for (const client of ["ours", "node-redis"] as const) {
-          jobs.push({ runtime: "node", rep, series: cell.id, task: { ...task, client } });
+          jobs.push({
+            runtime: "node",
+            rep,
+            series: cell.id,
+            task: { ...task, client },
+          });
         }
       }
       if (o.bun && bun !== undefined) {
         for (const client of ["ours", "bun"] as const) {
-          jobs.push({ runtime: "bun", rep, series: cell.id, task: { ...task, client } });
+          jobs.push({
+            runtime: "bun",
+            rep,
+            series: cell.id,
+            task: { ...task, client },
+          });
         }
       }
     }
@@ -258,14 +299,22 @@ function plan(
       for (const client of CACHES) {
         // near() rows without client tracking say why instead (probed once by the parent).
         if (NEAR_CACHES.includes(client) && nearWhy !== undefined) continue;
-        jobs.push({ runtime: "node", rep, task: { ...base, scenario, client } });
+        jobs.push({
+          runtime: "node",
+          rep,
+          task: { ...base, scenario, client },
+        });
       }
     }
   }
   return jobs;
 }
 
-function runJob(job: Job, o: Options, bun: string | undefined): Promise<WorkerResult> {
+function runJob(
+  job: Job,
+  o: Options,
+  bun: string | undefined,
+): Promise<WorkerResult> {
   const bin = job.runtime === "bun" ? bun! : process.execPath;
   const args: string[] = [];
   if (o.cpuProf) {
@@ -287,7 +336,10 @@ function runJob(job: Job, o: Options, bun: string | undefined): Promise<WorkerRe
     let err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err = (err + d).slice(-2000)));
-    const limit = setTimeout(() => child.kill("SIGKILL"), job.task.warmupMs + job.task.durationMs + 60_000);
+    const limit = setTimeout(
+      () => child.kill("SIGKILL"),
+      job.task.warmupMs + job.task.durationMs + 60_000,
+    );
     child.on("close", (code) => {
       clearTimeout(limit);
       const line = out.trim().split("\n").pop() ?? "";
@@ -314,7 +366,11 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const log = (line: string) => process.stderr.write(line + "\n");
   const bun = o.bun ? findBun() : undefined;
-  if (o.bun && bun === undefined) log("Bun not found (BUN, node_modules/.bin/bun or PATH): Bun scenarios skipped");
+  if (o.bun && bun === undefined) {
+    log(
+      "Bun not found (BUN, node_modules/.bin/bun or PATH): Bun scenarios skipped",
+    );
+  }
   const pipelineWhy = pipelineUnavailable();
   if (pipelineWhy !== undefined) log(`pipeline not available: ${pipelineWhy}`);
   const wantsCache = o.node && (o.cache.length > 0 || o.coherence || o.memory);
@@ -327,7 +383,8 @@ async function main(): Promise<void> {
     url = server.url;
     // -a: redis' background threads too. Clients then go to core 1.
     if (o.pin && hasTaskset && cpus().length >= 2 && server.pid !== undefined) {
-      pinned = spawnSync("taskset", ["-a", "-p", "-c", "0", String(server.pid)]).status === 0;
+      pinned = spawnSync("taskset", ["-a", "-p", "-c", "0", String(server.pid)])
+        .status === 0;
     }
   }
   if (!pinned) o.pin = false;
@@ -375,7 +432,10 @@ async function main(): Promise<void> {
       const job = jobs[i]!;
       const r = await runJob(job, o, bun);
       const name = job.series ?? job.task.scenario;
-      let s = series.find((x) => x.runtime === job.runtime && x.scenario === name && x.client === job.task.client);
+      let s = series.find((x) =>
+        x.runtime === job.runtime && x.scenario === name &&
+        x.client === job.task.client
+      );
       if (s === undefined) {
         s = {
           runtime: job.runtime,
@@ -390,23 +450,38 @@ async function main(): Promise<void> {
         series.push(s);
       }
       if (r.layers !== undefined) layers = r.layers;
-      if (r.config !== undefined) configs[job.task.client as CacheName] = r.config;
+      if (r.config !== undefined) {
+        configs[job.task.client as CacheName] = r.config;
+      }
       if (r.error !== undefined) s.errors.push(r.error);
       else {
         s.opsPerSec.push(r.opsPerSec);
         s.peakRssBytes.push(r.peakRssBytes);
-        if (r.clientCpuMs !== undefined) s.clientBusy.push(r.clientCpuMs / r.elapsedMs);
-        if (r.serverCpuMs !== undefined) s.serverBusy.push(r.serverCpuMs / r.elapsedMs);
+        if (r.clientCpuMs !== undefined) {
+          s.clientBusy.push(r.clientCpuMs / r.elapsedMs);
+        }
+        if (r.serverCpuMs !== undefined) {
+          s.serverBusy.push(r.serverCpuMs / r.elapsedMs);
+        }
       }
-      const busy = (ms: number | undefined) => (ms === undefined ? "-" : `${Math.round((ms * 100) / r.elapsedMs)}%`);
+      const busy = (
+        ms: number | undefined,
+      ) => (ms === undefined ? "-" : `${Math.round((ms * 100) / r.elapsedMs)}%`);
       const what = r.error !== undefined
         ? `error: ${r.error}`
         : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${
           (r.peakRssBytes / 1048576).toFixed(1)
         } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
-      log(`[${i + 1}/${jobs.length}] ${name} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`);
+      log(
+        `[${i + 1}/${jobs.length}] ${name} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`,
+      );
     }
-    const { coherence, coherenceMethod } = await measureCoherence(o, url, nearWhy, log);
+    const { coherence, coherenceMethod } = await measureCoherence(
+      o,
+      url,
+      nearWhy,
+      log,
+    );
     const memory = await measureMemory(o, url, nearWhy, log);
     const cache: CacheSection = {
       series,
@@ -439,14 +514,22 @@ async function main(): Promise<void> {
             pipelineLayers: layers,
             targets: targets(series, pipelineWhy, o.only),
             matrix: o.matrix ? MATRIX : undefined,
-            cache: { nearUnavailable: nearWhy ?? null, configs, coherence, memory, targets: cacheTargets(cache) },
+            cache: {
+              nearUnavailable: nearWhy ?? null,
+              configs,
+              coherence,
+              memory,
+              targets: cacheTargets(cache),
+            },
           },
           null,
           2,
         ) + "\n",
       );
     } else {
-      const mib = (b: number | undefined) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
+      const mib = (
+        b: number | undefined,
+      ) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
       process.stdout.write(
         [
           "",
@@ -459,9 +542,9 @@ async function main(): Promise<void> {
           }, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}, bentocache ${env.bentocache}, @epic-web/cachified ${env.cachified}`,
           `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
           `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
-          ...(noise === undefined
-            ? []
-            : [`Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`]),
+          ...(noise === undefined ? [] : [
+            `Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`,
+          ]),
           `Command: ${env.command}`,
           ...(layers === undefined
             ? []
@@ -490,7 +573,9 @@ async function measureCoherence(
   url: string,
   nearWhy: string | undefined,
   log: (line: string) => void,
-): Promise<{ coherence: CoherenceResult[] | undefined; coherenceMethod: string }> {
+): Promise<
+  { coherence: CoherenceResult[] | undefined; coherenceMethod: string }
+> {
   const coherenceMethod = `${o.writes.toLocaleString("en-US")} paced writes of one hot key (the next write only ` +
     `once the reader saw the last, or after 1 s); ${
       o.pin ? "writer pinned to core 0 with the server, reader to core 1" : "nothing pinned"
@@ -507,8 +592,16 @@ async function measureCoherence(
       continue;
     }
     log(`coherence ${variant}: ${o.writes} paced writes`);
-    const r = await runCoherence(workerPath, variant, url, o.writes, o.pin ? { writer: "0", reader: "1" } : {});
-    const us = (x: number | undefined) => (x === undefined ? "-" : `${x.toFixed(0)} µs`);
+    const r = await runCoherence(
+      workerPath,
+      variant,
+      url,
+      o.writes,
+      o.pin ? { writer: "0", reader: "1" } : {},
+    );
+    const us = (
+      x: number | undefined,
+    ) => (x === undefined ? "-" : `${x.toFixed(0)} µs`);
     log(
       `coherence ${variant}: ${
         r.error ??
@@ -538,8 +631,19 @@ async function measureMemory(
     }
     log(`memory ${variant}: ${o.entries} entries`);
     const bExpiresAt = await populateMemory(url, variant, o.entries);
-    const r = await runMemory({ kind: "memory", variant, url, entries: o.entries, bExpiresAt }, o.pin);
-    log(`memory ${variant}: ${r.error ?? r.steps.map((s) => `${s.step}: ${s.trackingKeys} tracked`).join("; ")}`);
+    const r = await runMemory({
+      kind: "memory",
+      variant,
+      url,
+      entries: o.entries,
+      bExpiresAt,
+    }, o.pin);
+    log(
+      `memory ${variant}: ${
+        r.error ??
+          r.steps.map((s) => `${s.step}: ${s.trackingKeys} tracked`).join("; ")
+      }`,
+    );
     memory.push(r);
   }
   return memory;
@@ -560,8 +664,15 @@ function runMemory(task: MemoryTask, pin: boolean): Promise<MemoryResult> {
     child.on("close", (code) => {
       clearTimeout(limit);
       try {
-        const r = JSON.parse(out.trim().split("\n").pop() ?? "") as Partial<MemoryResult>;
-        resolve({ variant: task.variant, entries: task.entries, steps: [], ...r });
+        const r = JSON.parse(out.trim().split("\n").pop() ?? "") as Partial<
+          MemoryResult
+        >;
+        resolve({
+          variant: task.variant,
+          entries: task.entries,
+          steps: [],
+          ...r,
+        });
       } catch {
         resolve({
           variant: task.variant,
@@ -580,7 +691,14 @@ async function removeBenchKeys(url: string): Promise<void> {
   try {
     let cursor = "0";
     do {
-      const [next, keys] = (await redis.send(["SCAN", cursor, "MATCH", "bench:*", "COUNT", 1000])) as [
+      const [next, keys] = (await redis.send([
+        "SCAN",
+        cursor,
+        "MATCH",
+        "bench:*",
+        "COUNT",
+        1000,
+      ])) as [
         string,
         string[],
       ];

@@ -10,7 +10,14 @@ import process from "node:process";
 import type { BenchClient } from "./clients.ts";
 
 /** Scenario names, in the order they are run and printed. */
-export const SCENARIOS = ["get-seq", "get-100", "set-batch", "script-100", "hit-seq", "hit-100"] as const;
+export const SCENARIOS = [
+  "get-seq",
+  "get-100",
+  "set-batch",
+  "script-100",
+  "hit-seq",
+  "hit-100",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** The cache-level table's scenarios: every cache's hit path, 100 in flight and sequential. */
@@ -47,7 +54,10 @@ export const KEYS = 1_000;
 export const VALUE_SIZE = 64;
 
 export const VALUE = "v".repeat(VALUE_SIZE);
-export const getKeys: readonly string[] = Array.from({ length: KEYS }, (_, i) => `bench:get:${i}`);
+export const getKeys: readonly string[] = Array.from(
+  { length: KEYS },
+  (_, i) => `bench:get:${i}`,
+);
 // Ten batches of distinct keys, cycled, so the server's keyspace stays small.
 const setBatches: readonly (readonly string[])[] = Array.from(
   { length: 10 },
@@ -94,8 +104,14 @@ export async function measure(
   const elapsedMs = performance.now() - start;
   const cpu = process.cpuUsage(cpu0);
   const server1 = processCpuMs(serverPid);
-  const m: Measurement = { ops, elapsedMs, clientCpuMs: (cpu.user + cpu.system) / 1000 };
-  if (server0 !== undefined && server1 !== undefined) m.serverCpuMs = server1 - server0;
+  const m: Measurement = {
+    ops,
+    elapsedMs,
+    clientCpuMs: (cpu.user + cpu.system) / 1000,
+  };
+  if (server0 !== undefined && server1 !== undefined) {
+    m.serverCpuMs = server1 - server0;
+  }
   return m;
 }
 
@@ -105,7 +121,10 @@ export async function measure(
  * operation issued is counted once it completes, including the last few that
  * finish after the deadline (the elapsed time covers them too).
  */
-export function lanes(count: number, op: (i: number) => Promise<unknown>): (ms: number) => Promise<number> {
+export function lanes(
+  count: number,
+  op: (i: number) => Promise<unknown>,
+): (ms: number) => Promise<number> {
   return async (ms) => {
     const end = performance.now() + ms;
     let done = 0;
@@ -136,7 +155,10 @@ export interface Shape {
 
 /** The keys a shape reads (seeded by the parent with `"v".repeat(valueSize)`). */
 export function shapeKeys(shape: Shape): string[] {
-  return Array.from({ length: shape.keys }, (_, i) => `bench:m:${shape.valueSize}:${shape.keys}:${i}`);
+  return Array.from(
+    { length: shape.keys },
+    (_, i) => `bench:m:${shape.valueSize}:${shape.keys}:${i}`,
+  );
 }
 
 /** The loop for a client scenario (everything but the cache-hit ones); `shape` replaces the fixed sizes. */
@@ -158,7 +180,11 @@ export function clientLoop(
     case "set-batch": {
       const batches = shape === undefined ? setBatches : Array.from(
         { length: Math.max(1, Math.floor(shape.keys / BATCH)) },
-        (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:m:${b * BATCH + i}`),
+        (_, b) =>
+          Array.from(
+            { length: BATCH },
+            (_, i) => `bench:set:m:${b * BATCH + i}`,
+          ),
       );
       const value = shape === undefined ? VALUE : "v".repeat(shape.valueSize);
       return async (ms) => {

@@ -69,14 +69,18 @@ const runtime: WorkerResult["runtime"] = "Bun" in globalThis ? "bun" : "node";
 function heapSpaces(): Record<string, number> | undefined {
   if (runtime !== "node") return undefined;
   const out: Record<string, number> = {};
-  for (const s of getHeapSpaceStatistics()) out[s.space_name] = s.physical_space_size;
+  for (const s of getHeapSpaceStatistics()) {
+    out[s.space_name] = s.physical_space_size;
+  }
   return out;
 }
 
 /** Peak (`VmHWM`) or current (`VmRSS`) resident set of this process, in bytes. */
 function rss(field: "VmHWM" | "VmRSS"): number {
   try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"));
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(
+      readFileSync("/proc/self/status", "utf8"),
+    );
     if (match) return Number(match[1]) * 1024;
   } catch {
     // Not Linux: fall back below.
@@ -84,16 +88,33 @@ function rss(field: "VmHWM" | "VmRSS"): number {
   return field === "VmHWM" ? process.resourceUsage().maxRSS * 1024 : process.memoryUsage().rss;
 }
 
-async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult> {
-  const base = { client: task.client, scenario: task.scenario, runtime, baseRssBytes };
+async function run(
+  task: WorkerTask,
+  baseRssBytes: number,
+): Promise<WorkerResult> {
+  const base = {
+    client: task.client,
+    scenario: task.scenario,
+    runtime,
+    baseRssBytes,
+  };
   if (task.scenario === "cache-100" || task.scenario === "cache-seq") {
     const cache = await openCache(task.client as CacheName, task.url);
     const inFlight = task.scenario === "cache-seq" ? 1 : IN_FLIGHT;
     const loadsBefore = cache.loads();
-    const m = await measure(lanes(inFlight, (i) => cache.get(i)), task.warmupMs, task.durationMs, task.serverPid);
+    const m = await measure(
+      lanes(inFlight, (i) => cache.get(i)),
+      task.warmupMs,
+      task.durationMs,
+      task.serverPid,
+    );
     const extra = cache.loads() - loadsBefore;
     await cache.close();
-    if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
+    if (extra > 0) {
+      throw new Error(
+        `the loader ran ${extra} times while measuring hits: not a hit path`,
+      );
+    }
     return {
       ...base,
       ...m,
@@ -104,12 +125,25 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
     };
   }
   if (task.client === "pipeline" || task.client === "raw-get") {
-    const hit = await prepareHit(task.client, task.url, task.scenario === "hit-seq" ? 1 : 100);
+    const hit = await prepareHit(
+      task.client,
+      task.url,
+      task.scenario === "hit-seq" ? 1 : 100,
+    );
     const loadsBefore = hit.loads();
-    const m = await measure(hit.run, task.warmupMs, task.durationMs, task.serverPid);
+    const m = await measure(
+      hit.run,
+      task.warmupMs,
+      task.durationMs,
+      task.serverPid,
+    );
     const extra = hit.loads() - loadsBefore;
     await hit.close();
-    if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
+    if (extra > 0) {
+      throw new Error(
+        `the loader ran ${extra} times while measuring hits: not a hit path`,
+      );
+    }
     return {
       ...base,
       ...m,
@@ -119,7 +153,11 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
       layers: hit.layers,
     };
   }
-  const client = await openClient(task.client as ClientName, task.url, task.resp);
+  const client = await openClient(
+    task.client as ClientName,
+    task.url,
+    task.resp,
+  );
   const loop = clientLoop(task.scenario as ScenarioName, client, task.shape);
   const m = await measure(loop, task.warmupMs, task.durationMs, task.serverPid);
   await client.close();
@@ -133,15 +171,21 @@ async function run(task: WorkerTask, baseRssBytes: number): Promise<WorkerResult
 }
 
 const baseRssBytes = rss("VmRSS");
-const raw = JSON.parse(process.argv[2] ?? "{}") as WorkerTask | CoherenceTask | MemoryTask;
+const raw = JSON.parse(process.argv[2] ?? "{}") as
+  | WorkerTask
+  | CoherenceTask
+  | MemoryTask;
 if ("kind" in raw) {
   // The coherence roles talk to the parent line by line; the memory worker prints one JSON line.
   try {
-    if (raw.kind === "coherence") await (raw.role === "reader" ? coherenceReader(raw) : coherenceWriter(raw));
-    else process.stdout.write(JSON.stringify(await memoryWorker(raw)) + "\n");
+    if (raw.kind === "coherence") {
+      await (raw.role === "reader" ? coherenceReader(raw) : coherenceWriter(raw));
+    } else process.stdout.write(JSON.stringify(await memoryWorker(raw)) + "\n");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stdout.write(raw.kind === "coherence" ? `error ${message}\n` : JSON.stringify({ error: message }) + "\n");
+    process.stdout.write(
+      raw.kind === "coherence" ? `error ${message}\n` : JSON.stringify({ error: message }) + "\n",
+    );
   }
   process.exit(0);
 }

@@ -7,7 +7,7 @@
  * (`connection/handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
- * the public API's JSDoc and examples, and the ~330 lines of code are what
+ * the public API's JSDoc and examples, and the ~400 lines of code are what
  * stays once the socket, the handshake, the subscriptions and the trace
  * channels have their own files: the public API, the offline queue and its
  * sweep, reconnects and the connection events that report them. They share
@@ -27,6 +27,7 @@ import {
   Deadlines,
   exposeDeadlines,
   handshake,
+  type HandshakeOutcome,
   QUEUED,
   reconnectDelay,
   SETTLED,
@@ -46,6 +47,10 @@ import type {
   TrackingClient,
   TrackingListener,
 } from "./types.ts";
+
+// Set by RedisClient's static block: module-private doors into the class for the Sentinel client.
+let reroute: (client: RedisClient, reason: Error) => void;
+let currentServer: (client: RedisClient) => string;
 
 /**
  * Receives push frames: RESP3 pushes (pub/sub messages, client tracking
@@ -141,6 +146,8 @@ export class RedisClient implements RedisLike, TrackingClient {
 
   static {
     exposeDeadlines((client) => (client as RedisClient).#deadlines.size);
+    reroute = (client, reason) => client.#reroute(reason);
+    currentServer = (client) => client.#serverName;
   }
 
   /**
@@ -276,7 +283,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #traceSend(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
     const first = Array.isArray(command) ? command[0] : undefined;
     const context: CommandTraceContext = {
-      command: typeof first === "string" ? first.toUpperCase() : "(binary)",
+      command: commandName(first),
       server: this.#serverName,
     };
     return commandChannel.tracePromise(() => this.#send(command, options), context);
@@ -348,6 +355,32 @@ export class RedisClient implements RedisLike, TrackingClient {
     if (this.#connected) this.#conn!.send(cmd);
     else this.#offline.push(cmd);
     return promise;
+  }
+
+  /**
+   * Open a sibling: a new client to the same server with this client's own
+   * options (address, credentials, db, TLS, protocol, timeouts, name), its
+   * own socket and queue, and none of this client's listeners. For a
+   * connection that must not share this one's fate or mode, such as a pub/sub
+   * subscriber beside a command connection.
+   *
+   * @returns the sibling, connected and past its handshake.
+   * @throws {ConnectionError} (as a rejection) when this client is closed, or the sibling's first connection fails.
+   * @example A subscriber beside the command connection
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+   * const subscriber = await redis.duplicate();
+   * await subscriber.send(["SUBSCRIBE", "news"]);
+   * console.log(await redis.send(["PING"])); // "PONG": the command connection never entered pub/sub
+   * await Promise.all([subscriber.close(), redis.close()]);
+   * ```
+   */
+  async duplicate(): Promise<RedisClient> {
+    if (this.#closing || this.#closed) throw new ConnectionError("Cannot duplicate: the client is closed");
+    const sibling = new RedisClient({ ...this.#o, onEvent: undefined });
+    await sibling.ready;
+    return sibling;
   }
 
   /**
@@ -517,7 +550,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     cmd.fail(
       new TimeoutError(
-        `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
+        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
         waited,
         last === undefined ? undefined : { cause: last },
       ),
@@ -545,6 +578,14 @@ export class RedisClient implements RedisLike, TrackingClient {
   async #open(first: boolean, lazy = false): Promise<void> {
     let conn: Connection;
     try {
+      if (this.#o.locate !== undefined) {
+        const { host, port } = await this.#o.locate();
+        if (host !== this.#o.host || port !== this.#o.port) {
+          this.#o.host = host;
+          this.#o.port = port;
+          this.#server = undefined;
+        }
+      }
       conn = await Connection.open(this.#o, this.#hooks);
     } catch (error) {
       this.#lastError = error;
@@ -570,8 +611,9 @@ export class RedisClient implements RedisLike, TrackingClient {
       for (const cmd of this.#offline) if (cmd.state === QUEUED) along.push(cmd);
       this.#offline = [];
     }
+    let outcome: HandshakeOutcome;
     try {
-      await handshake(conn, this.#o, this.#subscriptions, along);
+      outcome = await handshake(conn, this.#o, this.#subscriptions, along);
     } catch (error) {
       // A ConnectionError naming the URL (password hidden), the server's refusal as its cause.
       this.#lastError = error;
@@ -594,6 +636,9 @@ export class RedisClient implements RedisLike, TrackingClient {
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
+    if (outcome.nameRefused !== undefined) {
+      this.#emit({ type: "name-refused", server: this.#serverName, name: this.#o.name!, error: outcome.nameRefused });
+    }
     this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
     if (this.#tracking.wanted && along.length === 0) this.#retrack(conn);
@@ -624,6 +669,28 @@ export class RedisClient implements RedisLike, TrackingClient {
     const offline = this.#offline;
     this.#offline = [];
     for (const cmd of offline) cmd.fail(error);
+  }
+
+  /**
+   * Leave the current server for wherever `locate` now points: the open
+   * connection is closed as if lost (written commands reject, unwritten ones
+   * wait for the next), and a reconnect already waiting starts at once.
+   */
+  #reroute(reason: Error): void {
+    if (this.#closed) return;
+    const conn = this.#conn;
+    if (conn !== undefined) {
+      conn.destroy(reason);
+      // Now, not when the socket reports its close: a command sent from here
+      // on (a READONLY refusal sent again) must wait for the next server.
+      this.#onClose(conn, reason);
+      return;
+    }
+    if (this.#reconnectTimer !== undefined) {
+      clearTimeout(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
+      void this.#open(false);
+    }
   }
 
   #onClose(conn: Connection, error: Error | undefined): void {
@@ -703,6 +770,19 @@ export class RedisClient implements RedisLike, TrackingClient {
     clearInterval(this.#offlineSweep);
     this.#offlineSweep = undefined;
   }
+}
+
+/**
+ * Make `client` leave its server for wherever its `locate` option now points
+ * (the Sentinel client, on a failover). Not part of the public API.
+ */
+export function rerouteClient(client: RedisClient, reason: Error): void {
+  reroute(client, reason);
+}
+
+/** `host:port` (or the socket path) of the server `client` talks to or last tried. Not part of the public API. */
+export function serverOf(client: RedisClient): string {
+  return currentServer(client);
 }
 
 /** ` (last error: ...)` naming why the last attempt failed, or nothing when none is known. */

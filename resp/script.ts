@@ -5,6 +5,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { explainNoPerm, explainScriptFailure } from "./connection/mod.ts";
 import { isRedisReplyError } from "./errors.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
 
@@ -14,7 +15,10 @@ import type { Arg, RedisLike, Reply, SendOptions } from "./types.ts";
  * whose server may have restarted) sends `EVAL`; later runs send `EVALSHA`. A
  * `NOSCRIPT` reply (SCRIPT FLUSH, a failover, another cluster node) is
  * answered by one `EVAL`, which loads and runs in a single step: `SCRIPT
- * LOAD` then `EVALSHA` is not atomic and could fail again.
+ * LOAD` then `EVALSHA` is not atomic and could fail again. A command the
+ * script calls that the user's ACL refuses is a `NOPERM` `RedisReplyError`
+ * naming that command, its line and the rule to add (Redis itself answers
+ * `ERR` naming only the script).
  *
  * @example Compare-and-delete
  * ```ts
@@ -79,11 +83,14 @@ export class Script {
     // grew it (issue 13).
     try {
       const generation = (redis as { generation?: number }).generation ?? 0;
+      const explain = (error: unknown): never => {
+        throw this.#explain(error, keys);
+      };
       if (this.#sentTo.get(redis) !== generation) {
         this.#sentTo.set(redis, generation);
         const server = (redis as { serverName?: unknown }).serverName;
         if (typeof server !== "string" || !this.#servers.has(server)) {
-          const ran = Promise.resolve(redis.send(scriptCommand("EVAL", this.lua, keys, args), options));
+          const ran = Promise.resolve(redis.send(scriptCommand("EVAL", this.lua, keys, args), options)).catch(explain);
           if (typeof server !== "string") return ran;
           return ran.then((reply) => {
             this.#servers.add(server);
@@ -92,16 +99,26 @@ export class Script {
         }
       }
       return Promise.resolve(redis.send(scriptCommand("EVALSHA", this.sha, keys, args), options)).catch((error) => {
-        if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
+        if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") explain(error);
         // The server lost its scripts (SCRIPT FLUSH, failover). Runs issued
         // from here on follow this EVAL on the connection, so EVALSHA is safe
         // for them; commands issued between the failed EVALSHA and this retry
         // have already run, so the retried script runs after them.
         return redis.send(scriptCommand("EVAL", this.lua, keys, args), options);
-      });
+      }).catch(explain);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  // The keys are known here, so a refused key or channel names its pattern.
+  #explain(error: unknown, keys: readonly Arg[]): unknown {
+    if (!isRedisReplyError(error)) return error;
+    // The connection already explained a NOPERM without the keys: explain the server's own reply again.
+    if (error.code === "NOPERM") {
+      return explainNoPerm(isRedisReplyError(error.cause) ? error.cause : error, "eval", keys);
+    }
+    return explainScriptFailure(error, this, keys) ?? error;
   }
 }
 

@@ -79,6 +79,8 @@ export interface TrackingListener {
    * a cluster topology change. Forget everything read before.
    */
   reset(reason: string): void;
+  /** The server refused `CLIENT TRACKING` (after `reset`): `error` is its reply, to tell a refusal for good. */
+  refused?(error: unknown): void;
 }
 
 /**
@@ -141,10 +143,13 @@ export interface CommandTraceContext {
  * - `disconnect`: a ready connection was lost; `cause` is the socket error, when there was one.
  * - `reconnecting`: the next attempt starts in `delayMs`; `attempt` counts from 1 since the last ready connection.
  * - `error`: a connection attempt failed (nothing listens, a timeout, the server refused the password); `error` says why.
+ * - `name-refused`: a RESP2 `CLIENT SETNAME` was refused (an ACL without `client|setname`, `CLIENT` renamed
+ *   away); the connection goes on without the name, `error` is the server's reply.
  */
 export type ConnectionEvent =
   | { readonly type: "connect"; readonly server: string }
   | { readonly type: "ready"; readonly server: string; readonly generation: number }
   | { readonly type: "disconnect"; readonly server: string; readonly cause: unknown }
   | { readonly type: "reconnecting"; readonly server: string; readonly attempt: number; readonly delayMs: number }
-  | { readonly type: "error"; readonly server: string; readonly error: unknown };
+  | { readonly type: "error"; readonly server: string; readonly error: unknown }
+  | { readonly type: "name-refused"; readonly server: string; readonly name: string; readonly error: unknown };

@@ -1,6 +1,7 @@
 /**
  * `near()`: an in-process tier in front of Redis, kept coherent by Redis'
- * own client tracking.
+ * own client tracking (or, where it is refused, by herdless' invalidation
+ * messages).
  *
  * @module
  */
@@ -39,6 +40,7 @@ export interface NearStrategy extends Strategy {
 interface Node {
   readonly key: string;
   entry: StoredEntry;
+  /** On the local clock; 0: none (a small integer, not a boxed Infinity, in every node). */
   deadline: number;
   visited: boolean;
   /** Towards the newest. */
@@ -63,9 +65,16 @@ interface Node {
  * Values are shared, decoded once: every caller gets the same object, so
  * treat it as read-only (copy before mutating).
  *
- * Needs a RESP3 herdless client (`connect({ resp: 3 })` or
- * `connectCluster({ resp: 3 })`); building the pipeline with anything else
- * is a `TypeError`.
+ * Where `CLIENT TRACKING` is refused (an ACL without `client|tracking`,
+ * a managed service, `CLIENT` renamed away) or the client speaks RESP2, the
+ * tier is kept coherent by the invalidation messages every herdless writer
+ * publishes on the namespace's channel, heard on a connection the pipeline
+ * opens with `redis.duplicate()`: writes by other programs are then seen only
+ * at the entry's deadline (bound it with `ttlMs`). `cache.invalidationMode()`
+ * says which is in force.
+ *
+ * Needs a herdless client (`connect()` or `connectCluster()`); building the
+ * pipeline on an adapter is a `TypeError`.
  *
  * @param options the bounds.
  * @returns a strategy for `pipeline()`; one object per cache.
@@ -100,7 +109,7 @@ export function near(options?: NearOptions): NearStrategy {
       get: (key) => tier.get(key),
       // The entry's own lifetime is judged on every hit against the server
       // clock; the tier keeps a deadline of its own only for `ttlMs`.
-      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? Infinity : now() + ttlMs),
+      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? 0 : now() + ttlMs),
       delete: (key) => tier.delete(key),
       clear: () => tier.clear(),
       get size() {
@@ -147,7 +156,7 @@ export class SieveTier {
   get(key: string): StoredEntry | undefined {
     const node = this.#map.get(key);
     if (node === undefined) return undefined;
-    if (node.deadline !== Infinity && this.#now() >= node.deadline) {
+    if (node.deadline !== 0 && this.#now() >= node.deadline) {
       this.#remove(node);
       return undefined;
     }
@@ -155,6 +164,7 @@ export class SieveTier {
     return node.entry;
   }
 
+  /** Hold `entry` until `deadline` on the local clock (0: no deadline of its own). */
   set(key: string, entry: StoredEntry, deadline: number): void {
     if (entry.size > this.#maxBytes) {
       this.delete(key);

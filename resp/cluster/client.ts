@@ -14,7 +14,15 @@ import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions
 import { routeSlot } from "./command_keys.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError } from "../errors.ts";
 import { keySlot } from "./slot.ts";
-import type { Arg, RedisLike, Reply, SendOptions, TrackingClient, TrackingListener } from "../types.ts";
+import type {
+  Arg,
+  ConnectionEvent,
+  RedisLike,
+  Reply,
+  SendOptions,
+  TrackingClient,
+  TrackingListener,
+} from "../types.ts";
 
 export type { ClusterOptions } from "./options.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";
@@ -345,6 +353,52 @@ export class ClusterClient implements RedisLike, TrackingClient {
    */
   onPush(listener: PushListener): () => void {
     return this.#subscriber.onPush(listener);
+  }
+
+  /**
+   * Hear the state of the pub/sub connection (the one SUBSCRIBE goes to):
+   * `disconnect` when it is lost or moves to another node (messages
+   * published meanwhile are missed), `ready` once its subscriptions are in
+   * place again. The node connections' events go to `connectCluster({ onEvent })`.
+   *
+   * @param listener called with each event; a throw is ignored.
+   * @returns the function that stops listening.
+   * @example Know when messages may have been missed
+   * ```ts
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
+   * const stop = cluster.onSubscriberEvent((event) => event.type === "disconnect" && console.warn("messages may be lost"));
+   * stop();
+   * await cluster.close();
+   * ```
+   */
+  onSubscriberEvent(listener: (event: ConnectionEvent) => void): () => void {
+    return this.#subscriber.onEvent(listener);
+  }
+
+  /**
+   * Open a sibling: a new cluster client with this one's own options (seeds,
+   * credentials, TLS, protocol, timeouts), its own node connections and none
+   * of this client's listeners.
+   *
+   * @returns the sibling, its slot map read.
+   * @throws {ConnectionError} (as a rejection) when this client is closed, or no node gives the sibling a map.
+   * @example A sibling for pub/sub
+   * ```ts
+   * import { connectCluster } from "@herdless/herdless";
+   * const seeds = (process.env.REDIS_CLUSTER_SEEDS ?? "redis://127.0.0.1:7000").split(",");
+   * const cluster = await connectCluster(seeds);
+   * const sibling = await cluster.duplicate();
+   * await sibling.send(["SUBSCRIBE", "news"]);
+   * await Promise.all([sibling.close(), cluster.close()]);
+   * ```
+   */
+  async duplicate(): Promise<ClusterClient> {
+    if (this.#closing || this.#closed) throw new ConnectionError("Cannot duplicate: the cluster client is closed");
+    const sibling = new ClusterClient({ ...this.#o, node: { ...this.#o.node, onEvent: undefined } });
+    await sibling.ready;
+    return sibling;
   }
 
   /**

@@ -6,14 +6,13 @@
  *
  * @module
  */
+import { ignore } from "../shared/mod.ts";
 import { type PushListener, RedisClient } from "../client.ts";
 import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
 import { Subscriptions } from "../connection/mod.ts";
 import type { NodeAddress } from "./slot_map.ts";
-import type { Arg, Reply, SendOptions } from "../types.ts";
-
-const noop = () => {};
+import type { Arg, ConnectionEvent, Reply, SendOptions } from "../types.ts";
 
 /**
  * Picks where the subscriber should live: a connected primary other than
@@ -31,6 +30,7 @@ export class ClusterSubscriber {
   /** What to restore on another node; the client on one node restores its own across reconnects. */
   #subscriptions = new Subscriptions();
   #listeners = new Set<PushListener>();
+  #events = new Set<(event: ConnectionEvent) => void>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
@@ -43,6 +43,26 @@ export class ClusterSubscriber {
   onPush(listener: PushListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Hear the subscriber connection's state: `disconnect` when it is lost or
+   * moves (messages may be missed from then on), `ready` once its
+   * subscriptions are in place again.
+   */
+  onEvent(listener: (event: ConnectionEvent) => void): () => void {
+    this.#events.add(listener);
+    return () => this.#events.delete(listener);
+  }
+
+  #emit(event: ConnectionEvent): void {
+    for (const listener of this.#events) {
+      try {
+        listener(event);
+      } catch {
+        // A listener must not break the subscriber.
+      }
+    }
   }
 
   /** Send a (P)(UN)SUBSCRIBE on the subscriber connection, remembering the channels for a move. */
@@ -79,12 +99,27 @@ export class ClusterSubscriber {
     client.onPush((push) => {
       for (const listener of this.#listeners) listener(push);
     });
+    const moved = old !== undefined;
+    // A moved subscriber is ready once its subscriptions are restored, not
+    // when its handshake ends; later reconnects restore them in the handshake.
+    client.onEvent((event) => {
+      if (this.#client !== client || (moved && event.type === "ready" && event.generation === 1)) return;
+      this.#emit(event);
+    });
+    const from = this.#address;
     this.#client = client;
     this.#address = target;
     this.#failed = false;
     if (old !== undefined) {
       old.destroy();
-      for (const command of this.#subscriptions.restore()) client.send(command).catch(noop);
+      const server = from === undefined ? "" : `${from.host}:${from.port}`;
+      this.#emit({ type: "disconnect", server, cause: new ConnectionError("the subscriber moved to another node") });
+      const restored = this.#subscriptions.restore().map((command) => client.send(command).catch(ignore));
+      void Promise.all(restored).then(() => {
+        if (this.#client === client && client.connected) {
+          this.#emit({ type: "ready", server: `${target.host}:${target.port}`, generation: client.generation });
+        }
+      });
     }
   }
 

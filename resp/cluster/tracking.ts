@@ -53,11 +53,17 @@ export class ClusterTracking {
           for (const listener of this.#listeners) listener.invalidate(keys);
         },
         reset: (reason) => this.reset(`a node connection: ${reason}`),
+        refused: (error) => this.#refused(error),
       });
     } catch (error) {
       this.#nodes.delete(client);
       this.reset(`a node connection refused tracking (${error instanceof Error ? error.message : String(error)})`);
+      this.#refused(error);
     }
+  }
+
+  #refused(error: unknown): void {
+    for (const listener of [...this.#listeners]) listener.refused?.(error);
   }
 
   /** A node connection is no longer used. */

@@ -19,6 +19,7 @@
 import { type Command, commandName, QUEUED, SENT, SETTLED, WRITTEN } from "./command.ts";
 import { Decoder } from "../decode/mod.ts";
 import { CommandWriter } from "./encode.ts";
+import { explainNoPerm } from "./acl.ts";
 import { ConnectionError, ProtocolError, RedisReplyError } from "../errors.ts";
 import { Fifo } from "./fifo.ts";
 import { SPLIT_BYTES, SPLIT_WAITING, SplitFeed } from "./split_feed.ts";
@@ -330,7 +331,8 @@ export class Connection {
     cmd.replied = true;
     this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
     if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
-    if (value instanceof RedisReplyError) cmd.fail(value);
+    // Redis names a refused command but not the rule that would allow it.
+    if (value instanceof RedisReplyError) cmd.fail(value.code === "NOPERM" ? explainNoPerm(value, cmd.name) : value);
     else cmd.succeed(value);
     if (this.onSettle !== undefined) this.onSettle();
   }
@@ -394,7 +396,9 @@ export class Connection {
       reportOverdueCheck("reset");
       this.#transport.destroy(
         new ConnectionError(
-          `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,
+          `Reset the connection: the reply to ${
+            commandName(cmd.name)
+          } is still incomplete ${graceMs} ms after it timed out`,
         ),
       );
     }, graceMs);

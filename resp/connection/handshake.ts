@@ -4,7 +4,11 @@
  * SELECT, and the subscriptions to restore, all in one write. A refusal
  * (a wrong password, a db out of range) rejects with a `ConnectionError`
  * that names the URL (password hidden) and what was refused, the server's
- * `RedisReplyError` as its cause.
+ * `RedisReplyError` as its cause. One refusal is not fatal: a RESP2
+ * `CLIENT SETNAME` the user may not send (an ACL without `client|setname`)
+ * or the server does not know (`CLIENT` renamed away, as some managed
+ * services do): the connection goes on without its name and the caller hears
+ * why, since a name is a convenience for `CLIENT LIST`, never a need.
  *
  * @module
  */
@@ -38,6 +42,9 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
   }
   if (o.db !== 0) steps.push(["SELECT", o.db]);
   steps.push(...subscriptions.restore());
+  // Last, so its reply is the last one: a server the sentinels named may have
+  // been demoted since (or not yet promoted).
+  if (o.role !== undefined) steps.push(["ROLE"]);
   return steps;
 }
 
@@ -56,17 +63,48 @@ export async function handshake(
   o: ResolvedOptions,
   subscriptions: Subscriptions,
   along: readonly Command[] = [],
-): Promise<void> {
+): Promise<HandshakeOutcome> {
   try {
-    await exchange(connection, o, subscriptions, along);
+    return await exchange(connection, o, subscriptions, along);
   } catch (caught) {
-    throw caught instanceof HandshakeFailure ? caught.error : failure(o, undefined, caught);
+    const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
+    throw handshakeError(o, step, cause);
   }
 }
 
-/** The ConnectionError of a handshake that failed, as exchange() rejects with it. */
-class HandshakeFailure {
-  constructor(readonly error: ConnectionError) {}
+/** A handshake step that failed, and why. */
+interface Refused {
+  readonly step: readonly Arg[] | undefined;
+  readonly error: unknown;
+}
+
+function isRefused(value: unknown): value is Refused {
+  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+}
+
+/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
+function handshakeError(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
+  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
+  return new ConnectionError(
+    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+    { cause },
+  );
+}
+
+/** What a handshake that succeeded left out. */
+export interface HandshakeOutcome {
+  /** The server's refusal of `CLIENT SETNAME` (RESP2): connected without the name. */
+  readonly nameRefused?: RedisReplyError;
+}
+
+/** True for a refusal of `CLIENT SETNAME` that only means "no name here": no permission, or no such command. */
+export function isNameRefusal(error: unknown): error is RedisReplyError {
+  return error instanceof RedisReplyError &&
+    (error.code === "NOPERM" || /unknown (sub)?command/i.test(error.message));
+}
+
+function isSetName(args: readonly Arg[]): boolean {
+  return typeof args[0] === "string" && args[0].toUpperCase() === "CLIENT" && args[1] === "SETNAME";
 }
 
 /** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
@@ -84,6 +122,11 @@ const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
 function refusal(o: ResolvedOptions, step: readonly Arg[] | undefined, error: RedisReplyError): string {
   const url = describeUrl(o);
   const name = typeof step?.[0] === "string" ? step[0].toUpperCase() : "";
+  if (error.code === "NOPERM" && /permissions to run/.test(error.message)) {
+    // Logged in, but the user's ACL lacks a handshake command (HELLO, SELECT): the message names the rule to add.
+    const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
+    return `Cannot connect to ${url}: ${who} may not run ${name || "the handshake"} (${error.message})`;
+  }
   const auth = AUTH_CODES.has(error.code) || name === "AUTH" || (name === "HELLO" && o.password !== undefined);
   if (auth) {
     const who = o.username === undefined ? "the default user" : `user ${JSON.stringify(o.username)}`;
@@ -102,26 +145,33 @@ async function exchange(
   o: ResolvedOptions,
   subscriptions: Subscriptions,
   along: readonly Command[],
-): Promise<void> {
+): Promise<HandshakeOutcome> {
   const steps = handshakeCommands(o, subscriptions);
   if (steps.length === 0) {
     if (along.length > 0) connection.writeFirst(along);
-    return;
+    return {};
   }
   const commands: Command[] = [];
-  // The commands behind the handshake fail with its error, at once: their
-  // own replies (NOAUTH) may be decoded in the same read, before this
-  // rejection reaches the client.
-  const fail = (error: ConnectionError) => {
-    for (const cmd of along) cmd.fail(error);
-    return new HandshakeFailure(error);
-  };
+  let nameRefused: RedisReplyError | undefined;
   const replies = steps.map((args) => {
     const cmd = new Command(args, false);
+    const tolerated = isSetName(args);
     const reply = new Promise<Reply>((resolve, reject) => {
       cmd.resolve = resolve;
       // Which step failed decides the message (a password, a database).
-      cmd.reject = (error) => reject(fail(failure(o, args, error)));
+      cmd.reject = (error) => {
+        if (tolerated && isNameRefusal(error)) {
+          nameRefused = error;
+          resolve(null);
+        } else {
+          // The commands behind the handshake fail with its error, at once:
+          // their own replies (NOAUTH) may be decoded in the same read.
+          for (const c of along) c.fail(handshakeError(o, args, error));
+          reject({ step: args, error } satisfies Refused);
+        }
+      };
+      // ROLE is an @admin command a least-privilege user may lack: its refusal is an answer, judged below.
+      if (args[0] === "ROLE") cmd.reject = (error) => resolve(error as RedisReplyError);
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
@@ -133,12 +183,25 @@ async function exchange(
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const timedOut = new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs);
-      reject(fail(failure(o, undefined, timedOut)));
+      for (const c of along) c.fail(handshakeError(o, undefined, timedOut));
+      reject({ step: undefined, error: timedOut } satisfies Refused);
     }, o.connectTimeoutMs);
   });
+  let answers: Reply[];
   try {
-    await Promise.race([Promise.all(replies), timeout]);
+    answers = await Promise.race([Promise.all(replies), timeout]);
   } finally {
     clearTimeout(timer);
   }
+  if (o.role !== undefined) checkRole(answers[answers.length - 1]!, o.role);
+  return nameRefused === undefined ? {} : { nameRefused };
+}
+
+/** The last handshake step's answer: ROLE's reply, or its refusal. */
+function checkRole(role: Reply, expected: string): void {
+  // Refused by the ACL: the server stays unchecked, and a replica is found out by its READONLY replies.
+  if (role instanceof RedisReplyError && role.code === "NOPERM") return;
+  if (role instanceof RedisReplyError) throw { step: ["ROLE"], error: role } satisfies Refused;
+  const said = Array.isArray(role) ? String(role[0]) : String(role);
+  if (said !== expected) throw new Error(`ROLE says ${said}, not ${expected}`);
 }

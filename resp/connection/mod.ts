@@ -11,6 +11,7 @@ export { Connection, type ConnectionHooks } from "./connection.ts";
 export { type Deadline, Deadlines } from "./deadlines.ts";
 export { exposeDeadlines } from "./debug.ts";
 export { CommandWriter, type CommandWriterOptions, encodeCommand } from "./encode.ts";
-export { handshake } from "./handshake.ts";
+export { explainNoPerm, explainScriptFailure, patternOf } from "./acl.ts";
+export { handshake, type HandshakeOutcome } from "./handshake.ts";
 export { Subscriptions } from "./subscriptions.ts";
 export { ClientTracking } from "./tracking.ts";

@@ -18,11 +18,15 @@
  */
 import { onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
-import type { LoadMany } from "./cache.ts";
-import { request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import { ClosedError } from "../errors.ts";
+import type { LoadMany } from "./cache_types.ts";
+import { chained } from "./chain.ts";
+import type { Core } from "./core.ts";
+import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
+import { judge } from "./serve.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 /** One `getMany` call. */
 export interface BatchCall {
@@ -30,8 +34,7 @@ export interface BatchCall {
   readonly loadMany: LoadMany<unknown>;
   readonly ttlMs: number;
   readonly tags: readonly string[];
-  /** The caller's; undefined when nothing can abort the call. */
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal;
   /** True once the cache is closing: a batch then loads nothing. */
   readonly closing: () => boolean;
 }
@@ -54,40 +57,49 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   const waiting = core.ready();
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
-  const reads = await Promise.all(items.map((item) => core.reader.read(item.keys, call.signal)));
+  // Each joins a read of its key already in flight in this process, if any.
+  const reads = await Promise.all(items.map((item) => core.reader.shared(item.keys, call.signal)));
   const values = new Map<string, unknown>();
   const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
   const stale: Item[] = [];
   const early: Item[] = [];
   items.forEach((item, i) => {
     const { entry, near } = reads[i]!;
-    const verdict = core.verdict(entry);
     const key = item.keys.data;
-    if (verdict.kind !== "miss" && entry !== undefined) {
-      core.rec.served(key, verdict.kind === "stale", near);
-      core.supersede(key);
-      values.set(key, entry.value);
+    const verdict = judge(core, key, entry, near);
+    if (verdict.kind !== "miss") {
+      values.set(key, entry!.value);
       if (verdict.kind === "stale") stale.push(item);
       else if (verdict.kind === "refresh") early.push(item);
       return;
     }
     core.rec.mark("miss", key);
-    missing.push({ item, seen: entry, fallback: verdict.kind === "miss" ? verdict.fallback : undefined });
+    missing.push({ item, seen: entry, fallback: verdict.fallback });
   });
   if (!call.closing()) {
     refresh(core, call, stale, reads, items, false);
     refresh(core, call, early, reads, items, true);
   }
   if (missing.length > 0) {
-    if (call.closing()) throw closedError();
-    if (call.signal?.aborted) throw call.signal.reason;
+    if (call.closing()) throw new ClosedError("getMany");
+    if (call.signal.aborted) throw call.signal.reason;
     const batch = new Batch(core, call, false);
     const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
-    const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
+    // swr's soft timeout, per identity that has an old value to serve.
+    const soft = softTimeoutOf(core.strategies);
+    const settled = await Promise.allSettled(
+      fills.map((fill, i) =>
+        race(soft === undefined || missing[i]!.fallback === undefined ? fill : softRace(fill, soft), call.signal)
+      ),
+    );
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
-      if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
-      else if (fallback !== undefined && !(call.signal?.aborted && !isDeadline(call.signal.reason))) {
+      if (result.status === "fulfilled" && result.value === SOFT) {
+        core.rec.emit({ type: "soft-timeout", key: item.keys.data });
+        core.rec.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback!.value);
+      } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
+      else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
         core.rec.mark("stale", item.keys.data);
         values.set(item.keys.data, fallback.value);
@@ -136,8 +148,6 @@ class Batch {
   readonly #core: Core;
   readonly #call: BatchCall;
   readonly #background: boolean;
-  /** The fill requests' signal: the caller's, or one of this batch's own (never one shared with other loads). */
-  readonly #signal: AbortSignal;
   readonly #slots: Slot[] = [];
   #waves = 0;
 
@@ -145,8 +155,6 @@ class Batch {
     this.#core = core;
     this.#call = call;
     this.#background = background;
-    // A background batch belongs to the cache, not to a caller: nothing aborts it.
-    this.#signal = (background ? undefined : call.signal) ?? new AbortController().signal;
   }
 
   /** Send `item` through the fill chain; resolves its outcome. */
@@ -159,12 +167,12 @@ class Batch {
       identity: item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#signal,
+      signal: this.#background ? new AbortController().signal : this.#call.signal,
       background: this.#background,
       seen,
       waiting: () => this.#move(slot, "waiting"),
     };
-    const req = request(fields, (arrived) =>
+    const req = chained(fields, (arrived) =>
       new Promise<Outcome>((resolve, reject) => {
         slot.req = arrived;
         slot.resolve = resolve;
@@ -217,12 +225,13 @@ class Batch {
     for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
     let started = core.now();
     try {
-      if (this.#call.closing() && !this.#background) throw closedError();
+      if (this.#call.closing() && !this.#background) throw new ClosedError("getMany");
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
       const stamp = await core.versions.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
+      const choices = new Choices(core, wave.length);
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {
@@ -233,9 +242,9 @@ class Batch {
             began = true;
             started = core.now();
             for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
-            return this.#call.loadMany(identities, { signal: controller.signal });
+            return this.#call.loadMany(identities, choices.batchContext(controller.signal));
           },
-        );
+        ).finally(() => choices.settle());
         if (!Array.isArray(values) || values.length !== wave.length) {
           throw new TypeError(
             `Cannot getMany: loadMany resolved ${
@@ -252,7 +261,7 @@ class Batch {
       const loadMs = Math.max(0, Math.ceil(core.now() - started));
       await Promise.all(wave.map(async (slot, i) => {
         try {
-          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started));
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
         } catch (error) {
           slot.reject!(error);
         }

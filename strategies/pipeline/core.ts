@@ -24,15 +24,17 @@ import type {
   Wakeups,
 } from "../types.ts";
 import { Background } from "./background.ts";
-import type { PipelineOptions } from "./cache.ts";
+import type { PipelineOptions } from "./cache_types.ts";
 import { compose } from "./chain.ts";
 import { ServerClock } from "./clock.ts";
-import { checkNamespace, keysFor } from "./keys.ts";
+import { KeyMemo } from "./key_memo.ts";
+import { checkNamespace } from "./keys.ts";
 import { composeLoad, isWriteRefusal, Publisher } from "./publish.ts";
 import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
-import { isTrackingClient, Tracker } from "./tracking.ts";
+import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
+import { isTrackingClient, Tracker } from "./invalidations.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -67,7 +69,7 @@ export class Core {
   readonly background: Background;
   readonly chain: Fill;
   readonly load: Load;
-  readonly #keyMemo = new Map<string, Keys>();
+  readonly #keyMemo: KeyMemo;
   /** The caller's `label` option, or undefined (events then name hashed keys only). */
   readonly label: ((identity: Identity) => string) | undefined;
   /** Data key -> label of the identities seen lately (only with `label`), so events can name them. */
@@ -114,24 +116,36 @@ export class Core {
     const locals = strategies.filter((s) => s.local !== undefined);
     if (locals.length > 1) throw new TypeError("Cannot create pipeline: at most one near() tier per pipeline");
     const local = (this.local = locals[0]?.local);
+    // Sized with the near tier: every identity it holds keeps its keys remembered.
+    const nearEntries = (locals[0] as { maxEntries?: unknown } | undefined)?.maxEntries;
+    this.#keyMemo = new KeyMemo(
+      this.namespace,
+      typeof nearEntries === "number" ? Math.max(KEY_MEMO_SIZE, nearEntries) : KEY_MEMO_SIZE,
+    );
     const trackable = isTrackingClient(redis) && resp(redis) === 3;
     const needsTracking = strategies.find((s) => s.needsTracking === true);
-    if (needsTracking !== undefined && !trackable) {
+    if (needsTracking !== undefined && !trackable && !isDuplicable(redis)) {
       throw new TypeError(
-        `Cannot create pipeline: ${needsTracking.name}() needs Redis client tracking, which only a RESP3 herdless ` +
-          `client offers: pass connect({ resp: 3 }) or connectCluster({ resp: 3 }) as 'redis' ` +
-          `(a RESP2 client or an adapter cannot receive invalidations)`,
+        `Cannot create pipeline: ${needsTracking.name}() needs invalidations, which only a herdless client ` +
+          `(connect() or connectCluster()) receives: an adapter cannot`,
       );
     }
-    // Tracking is what lets a RESP3 cache keep its versions in memory, wake
-    // lease waiters without pub/sub and keep a near tier coherent.
-    const tracker = (this.tracker = new Tracker(
-      trackable && (wakeupSource !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
-    ));
     const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
     const emit = (event: CacheEvent) => this.rec.emit(event);
     this.background = new Background(cap === Infinity ? 16 : cap, emit, waitUntil);
     const channel = (this.channel = `${this.namespace}:published`);
+    // Tracking is what lets a RESP3 cache keep its versions in memory, wake
+    // lease waiters without pub/sub and keep a near tier coherent. A near
+    // tier where tracking is refused, or over RESP2, hears the invalidation
+    // messages writers publish instead, on a connection of its own.
+    const messages = local !== undefined && isDuplicable(redis)
+      ? new MessageFeed(redis, channel, commandTimeoutMs)
+      : undefined;
+    const tracker = (this.tracker = new Tracker(
+      trackable && (wakeupSource !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
+      messages,
+      (mode, reason) => emit({ type: "invalidation-mode", mode, reason }),
+    ));
     const degrade = (key: string, error: unknown) => {
       if (!failOpen || !isWriteRefusal(error)) return false;
       emit({ type: "degraded", key, error });
@@ -142,6 +156,7 @@ export class Core {
       namespace: this.namespace,
       tracker,
       commandTimeoutMs,
+      channel,
       // Not counted here: the get it serves is counted once, where its write is refused.
       servesThrough: (error) => failOpen && isWriteRefusal(error),
     }));
@@ -164,7 +179,7 @@ export class Core {
       random,
       wakeups: this.wakeups,
       emit,
-      read: (keys, signal, extra) => reader.read(keys, signal, extra),
+      read: (keys, signal, extra) => reader.lookup(keys, signal, extra),
       accepts,
       degrade,
     };
@@ -176,12 +191,13 @@ export class Core {
       channel,
       commandTimeoutMs,
       maxValueBytes,
-      failOpen,
+      degrade,
       versions,
       now,
       label,
       emit,
-      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+      reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
+      ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
     });
     for (const s of strategies) s.attach?.(context);
     for (const s of strategies) s.checkTtl?.(this.ttlMs);
@@ -194,7 +210,7 @@ export class Core {
 
   /** The Redis keys of `identity`. */
   keys(identity: Identity): Keys {
-    const keys = this.#keys(identity);
+    const keys = this.#keyMemo.keys(identity);
     // Labels are wanted only by someone listening to events: without one, none is computed.
     if (this.label !== undefined && this.rec.listening) this.#remember(keys.data, identity);
     return keys;
@@ -226,20 +242,6 @@ export class Core {
     this.#labels.set(key, label);
   }
 
-  #keys(identity: Identity): Keys {
-    if (typeof identity !== "string") return keysFor(this.namespace, identity);
-    // Hot keys are read over and over: a SHA-256 per get was a tenth of a
-    // hit's CPU. The memo is bounded and simply starts over when full.
-    let keys = this.#keyMemo.get(identity);
-    if (keys === undefined) {
-      // Frozen: the same object goes to every caller of this identity.
-      keys = Object.freeze(keysFor(this.namespace, identity));
-      if (this.#keyMemo.size >= KEY_MEMO_SIZE) this.#keyMemo.clear();
-      this.#keyMemo.set(identity, keys);
-    }
-    return keys;
-  }
-
   /**
    * Resolves once tracking was tried, for the first read of a tracking
    * cache (bounded by `commandTimeoutMs`); later, while tracking is off (a
@@ -253,6 +255,16 @@ export class Core {
     if (this.#tracked) return undefined;
     this.#tracked = true;
     return attempt;
+  }
+
+  /**
+   * This process wrote `keys`. Client tracking reports a connection's own
+   * writes before their reply; invalidation messages come back later, so a
+   * call that starts after the write resolved would still find the old
+   * value near: forget them now (the message, when it comes, finds nothing).
+   */
+  wrote(keys: readonly string[]): void {
+    if (this.tracker.mode === "messages") this.tracker.invalidate(keys);
   }
 
   /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */
@@ -300,11 +312,6 @@ export class Core {
       },
     });
   }
-}
-
-/** The error of a call made after `close()`. */
-export function closedError(): Error {
-  return new Error("Cannot get: the cache is closed");
 }
 
 const HIT: Verdict = Object.freeze({ kind: "hit" });

@@ -41,11 +41,14 @@ const HELP: Readonly<Record<keyof CacheStats, string>> = {
   nearHits: "Entries served from the near tier",
   nearEntries: "Entries held in the near tier now",
   nearInvalidations: "Near entries dropped on Redis invalidation",
+  invalidationMode: "Where invalidations come from: 0 nowhere, 1 client tracking, 2 invalidation messages",
   peeks: "peek() calls",
   sets: "Values written by set()",
   degraded: "Gets served uncached because Redis refused writes",
+  skips: "Loaded values not stored because the loader called skip()",
+  softTimeouts: "Callers served the old value after swr's softTimeoutMs",
 };
-const GAUGES: ReadonlySet<keyof CacheStats> = new Set(["nearEntries"]);
+const GAUGES: ReadonlySet<keyof CacheStats> = new Set(["nearEntries", "invalidationMode"]);
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
 /**

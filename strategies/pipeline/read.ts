@@ -8,14 +8,14 @@
  *
  * @module
  */
-import { race } from "../../resp/shared/mod.ts";
+import { race, replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
 import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
 import type { ServerClock } from "./clock.ts";
 import { decodeStored } from "./envelope.ts";
-import type { Marker, Tracker } from "./tracking.ts";
+import type { Marker, Tracker } from "./invalidations.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
@@ -39,7 +39,6 @@ export interface Read extends ReadResult {
 }
 
 const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
-const decoder = new TextDecoder();
 
 /** Reads, decodes and judges the entries of one cache. */
 export class Reader {
@@ -48,6 +47,8 @@ export class Reader {
   /** The options of a command without a caller's signal: one object for all. */
   readonly #plain: { readonly timeoutMs: number };
   readonly #plainBytes: { readonly timeoutMs: number; readonly buffers: true };
+  /** The plain reads in flight, by data key: a burst of gets of one identity shares one. */
+  readonly #inFlight = new Map<string, Promise<Read>>();
 
   constructor(context: ReaderContext) {
     this.#c = context;
@@ -56,16 +57,57 @@ export class Reader {
   }
 
   /**
-   * The entry of `keys`: from the near tier when it holds a current one,
-   * else from Redis in one round trip, after `extra` when given (an `extra`
-   * always goes to Redis: the lease's `SET NX` must see the server).
+   * The entry of `keys`: from the near tier when it holds a current one (no
+   * I/O), else from Redis in one round trip, after `extra` when given (an `extra`
+   * always goes to Redis: the lease's `SET NX` must see the server). A read
+   * of its own, never shared: the strategies' reads (the lease's, a
+   * waiter's, the re-check after winning) must see the server as it is now.
    */
-  read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
+  lookup(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
     if (extra === undefined && this.#c.local !== undefined) {
       const near = this.#near(keys.data);
       if (near !== undefined) return Promise.resolve(near);
     }
     return this.#remote(keys, signal, extra);
+  }
+
+  /**
+   * The entry of `keys` for a caller of the cache (get, getMany, peek,
+   * warm): from the near tier, else from the read of the key already in
+   * flight in this process, else from a new one that later callers join. A
+   * shared read obeys no caller's signal (its commands are bounded by
+   * commandTimeoutMs); each caller stops waiting on its own `signal`.
+   */
+  shared(keys: Keys, signal: AbortSignal | undefined): Promise<Read> {
+    const key = keys.data;
+    if (this.#c.local !== undefined) {
+      const near = this.#near(key);
+      if (near !== undefined) return Promise.resolve(near);
+    }
+    let read = this.#inFlight.get(key);
+    if (read === undefined) {
+      const own = (read = this.#remote(keys, undefined, undefined));
+      this.#inFlight.set(key, own);
+      const done = () => {
+        if (this.#inFlight.get(key) === own) this.#inFlight.delete(key);
+      };
+      // Both ways: a rejection is the callers' to handle, not this bookkeeping's.
+      own.then(done, done);
+    }
+    return race(read, signal);
+  }
+
+  /**
+   * Let no later caller join the read of `key` in flight (this process
+   * wrote or dropped it: a get that starts now must see that).
+   */
+  forget(key: string): void {
+    this.#inFlight.delete(key);
+  }
+
+  /** {@linkcode forget} every key (the epoch or a tag version moved). */
+  forgetAll(): void {
+    this.#inFlight.clear();
   }
 
   /** What `key`'s stored entry looks like now, or `undefined` once its physical lifetime is over. */
@@ -80,6 +122,7 @@ export class Reader {
       negative: stored.negative,
       pttl,
       freshMs: stored.freshMs - age,
+      ageMs: age,
       staleMs: stored.staleMs,
       ifErrorMs: stored.ifErrorMs,
       loadMs: stored.loadMs,
@@ -110,85 +153,17 @@ export class Reader {
   }
 
   /**
-   * Whether a plain read of `key` may take the short path now: its server's
-   * clock is measured and the versions are tracked (no epoch GET rides along).
+   * Whether a plain read of `key` is one command now: its server's clock is
+   * measured and the versions are tracked (no epoch GET rides along), so
+   * commandTimeoutMs bounds it.
    */
   direct(key: string): boolean {
     const c = this.#c;
     return c.tracker.active && c.clock.known(key);
   }
 
-  /** The marker of a short-path read of `key` (only a near tier keeps reads). */
-  begin(key: string): Marker | undefined {
-    return this.#c.local === undefined ? undefined : this.#c.tracker.begin(key);
-  }
-
-  /** The short path's one command: the stored form of `key`, or null. */
-  fetch(key: string): Promise<Reply> {
-    const c = this.#c;
-    const reply = c.redis.send(["GET", key], c.codec.binary ? this.#plainBytes : this.#plain);
-    c.versions.prefetchEpoch();
-    return reply;
-  }
-
-  /**
-   * What a short-path read whose GET failed reads as: a key of another type
-   * is a miss; anything else is thrown.
-   */
-  failed(key: string, marker: Marker | undefined, error: unknown): undefined {
-    this.#c.tracker.end(marker);
-    if (!isRedisReplyError(error) || error.code !== "WRONGTYPE") throw error;
-    this.#c.emit({ type: "decode-error", key, error });
-    return undefined;
-  }
-
-  /**
-   * The entry a short-path read's reply holds, judged now: without an await
-   * when the versions it was written under are known (a hit pays no further
-   * promise), else a promise of it.
-   */
-  settle(key: string, raw: Reply, marker: Marker | undefined): Entry | undefined | Promise<Entry | undefined> {
-    const stored = raw === null ? undefined : this.#decode(key, raw);
-    if (stored === undefined) {
-      this.#c.tracker.end(marker);
-      return undefined;
-    }
-    const known = this.#c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions);
-    // A MOVED may have sent the GET to a node whose clock is not measured yet.
-    return known === undefined || (known && !this.#c.clock.known(key))
-      ? this.#settleLater(key, stored, marker, known)
-      : this.#keep(key, stored, known, marker);
-  }
-
-  async #settleLater(
-    key: string,
-    stored: StoredEntry,
-    marker: Marker | undefined,
-    known: boolean | undefined,
-  ): Promise<Entry | undefined> {
-    const versions = this.#c.versions;
-    let current: boolean;
-    try {
-      current = known ??
-        await versions.current(stored.epoch, await versions.epoch(), stored.tags, stored.tagVersions);
-      if (current && !this.#c.clock.known(key)) await this.#c.clock.sync(key);
-    } catch (error) {
-      this.#c.tracker.end(marker);
-      throw error;
-    }
-    return this.#keep(key, stored, current, marker);
-  }
-
-  // Judge a decoded entry and offer it to the near tier if no invalidation
-  // overtook its read.
-  #keep(key: string, stored: StoredEntry, current: boolean, marker: Marker | undefined): Entry | undefined {
-    const entry = current ? this.judge(key, stored) : undefined;
-    if (this.#c.tracker.end(marker) && entry !== undefined) {
-      this.#c.local!.set(key, stored, this.#c.now() + entry.pttl);
-    }
-    return entry;
-  }
-
+  // The one read of Redis: the GET (after `extra`, beside the epoch when it
+  // is not tracked), decoded, then judged by #settle.
   async #remote(keys: Keys, signal: AbortSignal | undefined, extra: readonly Arg[] | undefined): Promise<Read> {
     const c = this.#c;
     const key = keys.data;
@@ -230,25 +205,64 @@ export class Reader {
       c.tracker.end(marker);
       return x === undefined ? MISS : { extra: x, entry: undefined, near: false };
     }
+    const settled = this.#settle(key, stored, marker, epochNow, signal);
+    // Judged without a further await when the versions and the clock are known.
+    return { extra: x, entry: settled instanceof Promise ? await settled : settled, near: false };
+  }
+
+  // The one place a decoded entry is checked: its epoch and tag versions
+  // (from the epoch read beside it, else the known ones, else read now), and
+  // the clock of the node that answered, measured if a MOVED sent the GET to
+  // one never measured, rather than judge the entry a miss and load a value
+  // Redis holds. Without an await when all is known.
+  #settle(
+    key: string,
+    stored: StoredEntry,
+    marker: Marker | undefined,
+    epochNow: Reply | undefined,
+    signal: AbortSignal | undefined,
+  ): Entry | undefined | Promise<Entry | undefined> {
+    const known = epochNow === undefined
+      ? this.#c.versions.currentKnown(stored.epoch, stored.tags, stored.tagVersions)
+      : undefined;
+    if (known === false || (known === true && this.#c.clock.known(key))) return this.#keep(key, stored, known, marker);
+    return this.#settleLater(key, stored, marker, known, epochNow, signal);
+  }
+
+  async #settleLater(
+    key: string,
+    stored: StoredEntry,
+    marker: Marker | undefined,
+    known: boolean | undefined,
+    epochNow: Reply | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Entry | undefined> {
+    const c = this.#c;
+    const v = c.versions;
     let current: boolean;
     try {
-      if (epochNow !== undefined) {
-        current = epochNow !== null &&
-          await race(c.versions.current(stored.epoch, text(epochNow), stored.tags, stored.tagVersions), signal);
-      } else {
-        const v = c.versions;
-        current = v.currentKnown(stored.epoch, stored.tags, stored.tagVersions) ??
-          await race(v.epoch().then((now) => v.current(stored.epoch, now, stored.tags, stored.tagVersions)), signal);
+      if (known !== undefined) current = known;
+      else if (epochNow === null) current = false;
+      else {
+        const now = epochNow === undefined ? await race(v.epoch(), signal) : text(epochNow);
+        current = await race(v.current(stored.epoch, now, stored.tags, stored.tagVersions), signal);
       }
-      // A MOVED answered during the read (a migrated slot, a failover) and
-      // the reply came from a node whose clock was never measured: measure it
-      // rather than judge the entry a miss and load a value Redis holds.
-      if (current && c.clock.at(key) === undefined) await race(c.clock.sync(key), signal);
+      if (current && !c.clock.known(key)) await race(c.clock.sync(key), signal);
     } catch (error) {
       c.tracker.end(marker);
       throw error;
     }
-    return { extra: x, entry: this.#keep(key, stored, current, marker), near: false };
+    return this.#keep(key, stored, current, marker);
+  }
+
+  // Judge a decoded entry and offer it to the near tier if no invalidation
+  // overtook its read.
+  #keep(key: string, stored: StoredEntry, current: boolean, marker: Marker | undefined): Entry | undefined {
+    const entry = current ? this.judge(key, stored) : undefined;
+    if (this.#c.tracker.end(marker) && entry !== undefined) {
+      this.#c.local!.set(key, stored, this.#c.now() + entry.pttl);
+    }
+    return entry;
   }
 
   #decode(key: string, raw: Reply): StoredEntry | undefined {
@@ -260,7 +274,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      return decodeStored(own, this.#c.codec.decode);
+      return decodeStored(own, this.#c.codec.decode, this.#c.codec.inflate);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.
@@ -271,7 +285,7 @@ export class Reader {
 }
 
 function text(reply: Reply): string {
-  return reply instanceof Uint8Array ? decoder.decode(reply) : String(reply);
+  return replyText(reply) ?? String(reply);
 }
 
 /**

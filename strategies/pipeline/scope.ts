@@ -1,6 +1,8 @@
 /**
  * One `get` call's deadline: the caller's signal and `timeoutMs` folded into
- * one AbortSignal that everything the call waits on obeys.
+ * one AbortSignal that everything the call waits on obeys. Built only when
+ * the call has to wait: a hit answered at once never asks for the signal, so
+ * it pays no AbortController and no timer.
  *
  * @module
  */
@@ -8,34 +10,56 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { onAbort } from "../../resp/shared/mod.ts";
 import { isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 
-/** The signal of one call, aborted by the caller's signal or by its timeout. */
+/** The signal of one call, aborted by the caller's signal or by its timeout (counted from the call's start). */
 export class CallScope {
-  /** Undefined for a call without a signal or timeout: nothing can abort it. */
-  readonly signal: AbortSignal | undefined;
-  readonly #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #stop: (() => void) | undefined;
+  readonly #key: string;
+  readonly #caller: AbortSignal | undefined;
+  readonly #timeoutMs: number | undefined;
+  readonly #startedAt: number;
+  #controller: AbortController | undefined;
+  #never: AbortSignal | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stop: (() => void) | undefined;
   /** The TimeoutError this scope aborted with, once its timeout fired. */
   timedOut: TimeoutError | undefined;
 
   constructor(key: string, signal: AbortSignal | undefined, timeoutMs: number | undefined) {
-    if (timeoutMs === undefined) {
-      // The caller's own signal is all there is to obey: no copy needed.
-      this.signal = signal;
-      return;
-    }
-    const controller = new AbortController();
-    this.signal = controller.signal;
-    if (signal?.aborted) controller.abort(signal.reason);
-    else this.#stop = onAbort(signal, () => controller.abort(signal!.reason));
-    if (!controller.signal.aborted) {
-      this.#timer = setTimeout(() => {
-        this.timedOut = new TimeoutError(`Cannot get ${key}: no answer within timeoutMs (${timeoutMs} ms)`, timeoutMs);
-        controller.abort(this.timedOut);
-      }, timeoutMs);
-    }
+    this.#key = key;
+    this.#caller = signal;
+    this.#timeoutMs = timeoutMs;
+    // Timers run on real time, whatever clock the cache was given.
+    this.#startedAt = timeoutMs === undefined ? 0 : performance.now();
   }
 
-  /** Stop the timer and stop listening to the caller's signal. */
+  /** The call's signal; the first read of it starts the timer (what is left of `timeoutMs`). */
+  get signal(): AbortSignal {
+    // The caller's own signal is all there is to obey: no copy needed.
+    // Without one, a signal of this call's own that never aborts: workerd ties a signal to its request.
+    if (this.#timeoutMs === undefined) return this.#caller ?? (this.#never ??= new AbortController().signal);
+    return (this.#controller ?? this.#arm()).signal;
+  }
+
+  #arm(): AbortController {
+    const controller = (this.#controller = new AbortController());
+    const caller = this.#caller;
+    const timeoutMs = this.#timeoutMs!;
+    if (caller?.aborted) {
+      controller.abort(caller.reason);
+      return controller;
+    }
+    this.#stop = onAbort(caller, () => controller.abort(caller!.reason));
+    const left = Math.max(0, timeoutMs - (performance.now() - this.#startedAt));
+    this.#timer = setTimeout(() => {
+      this.timedOut = new TimeoutError(
+        `Cannot get ${this.#key}: no answer within timeoutMs (${timeoutMs} ms)`,
+        timeoutMs,
+      );
+      controller.abort(this.timedOut);
+    }, left);
+    return controller;
+  }
+
+  /** Stop the timer and stop listening to the caller's signal (nothing to do if the signal was never asked for). */
   dispose(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#stop?.();

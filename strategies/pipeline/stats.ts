@@ -10,7 +10,7 @@
 import { eventChannel } from "../../resp/shared/mod.ts";
 import type { CacheEvent, CacheStats } from "../types.ts";
 
-type Counter = Exclude<keyof CacheStats, "nearEntries">;
+type Counter = Exclude<keyof CacheStats, "nearEntries" | "invalidationMode">;
 
 const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "hit": "hits",
@@ -31,6 +31,8 @@ const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "peek": "peeks",
   "set": "sets",
   "degraded": "degraded",
+  "skip": "skips",
+  "soft-timeout": "softTimeouts",
 };
 
 /** A fresh set of counters, all zero. */
@@ -55,9 +57,12 @@ export function emptyStats(): CacheStats {
     nearHits: 0,
     nearEntries: 0,
     nearInvalidations: 0,
+    invalidationMode: 0,
     peeks: 0,
     sets: 0,
     degraded: 0,
+    skips: 0,
+    softTimeouts: 0,
   };
 }
 
@@ -150,7 +155,7 @@ export class Recorder {
   }
 
   /** A copy of the counters, with `nearEntries` as given. */
-  snapshot(nearEntries: number): CacheStats {
-    return { ...this.#stats, nearEntries };
+  snapshot(nearEntries: number, invalidationMode = 0): CacheStats {
+    return { ...this.#stats, nearEntries, invalidationMode };
   }
 }

@@ -18,7 +18,7 @@
  * @module
  */
 import type { RedisLike, Reply } from "../../resp/types.ts";
-import type { Tracker, TrackingConsumer } from "./tracking.ts";
+import type { Tracker, TrackingConsumer } from "./invalidations.ts";
 
 /** What the versions need of their cache. */
 export interface VersionsContext {
@@ -26,6 +26,8 @@ export interface VersionsContext {
   readonly namespace: string;
   readonly tracker: Tracker;
   readonly commandTimeoutMs: number;
+  /** Where a token written here is announced, for caches that hear invalidation messages instead of tracking. */
+  readonly channel?: string;
   /** Whether a write refusal is to be served through (failOpen). */
   readonly servesThrough?: (error: unknown) => boolean;
 }
@@ -71,11 +73,6 @@ export class Versions implements TrackingConsumer {
   /** The key holding `tag`'s version. */
   tagKey(tag: string): string {
     return this.#tagPrefix + tag;
-  }
-
-  /** The epoch if it is known (tracked) now, without I/O. */
-  knownEpoch(): string | undefined {
-    return this.#known.get(this.epochKey);
   }
 
   /** The version of `tag` if it is known (tracked) now, without I/O. */
@@ -146,17 +143,31 @@ export class Versions implements TrackingConsumer {
     return true;
   }
 
-  /** Move the epoch on: every entry written before becomes a miss. Resolves the new epoch. */
-  async clear(): Promise<string> {
+  /**
+   * Move the epoch on: every entry written before becomes a miss. Resolves
+   * the new epoch. The key is announced on `channel` after the write, for
+   * near tiers that hear invalidation messages instead of client tracking.
+   */
+  async clear(channel: string): Promise<string> {
     const next = token();
-    await this.#c.redis.send(["SET", this.epochKey, next], { timeoutMs: this.#c.commandTimeoutMs });
+    const options = { timeoutMs: this.#c.commandTimeoutMs };
+    await this.#c.redis.send(["SET", this.epochKey, next], options);
+    await this.#c.redis.send(["PUBLISH", channel, this.epochKey], options);
     return next;
   }
 
-  /** Give each tag a new version: every entry carrying one becomes a miss. */
-  async bump(tags: readonly string[]): Promise<void> {
+  /**
+   * Give each tag a new version: every entry carrying one becomes a miss.
+   * Each key is announced on `channel` after. Resolves the keys written.
+   */
+  async bump(tags: readonly string[], channel: string): Promise<string[]> {
     const options = { timeoutMs: this.#c.commandTimeoutMs };
-    await Promise.all(tags.map((tag) => this.#c.redis.send(["SET", this.#tagPrefix + tag, token()], options)));
+    return await Promise.all(tags.map(async (tag) => {
+      const key = this.#tagPrefix + tag;
+      await this.#c.redis.send(["SET", key, token()], options);
+      await this.#c.redis.send(["PUBLISH", channel, key], options);
+      return key;
+    }));
   }
 
   invalidate(keys: readonly string[]): void {
@@ -200,6 +211,10 @@ export class Versions implements TrackingConsumer {
       }
       // Our own SET invalidates the key we just read: the marker is dead and
       // the token is read again next time, which costs one round trip once.
+      // A missing token was evicted (or never written): caches that hear
+      // messages instead of tracking still hold the old one in memory, and
+      // would judge every entry stamped with the new one a miss.
+      if (c.channel !== undefined) await c.redis.send(["PUBLISH", c.channel, key], options);
     }
     if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
     if (c.tracker.end(marker)) this.#known.set(key, value);

@@ -6,7 +6,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, keySlot } from "../../resp/cluster/client.ts";
+import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster/client.ts";
 import { near } from "../../strategies/near.ts";
 import { type Cache, pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { RedisCluster } from "../support/redis-cluster.ts";
@@ -132,6 +132,81 @@ test("after a failover a write on the promoted replica still reaches the reader'
   assert.is(await reader.get("failing", () => "never"), "v2");
   assert.is(reader.stats().loads, loads, "no origin call for a value Redis holds");
   await Promise.all([reader.close(), writer.close()]);
+});
+
+test("over RESP2 the near tier runs on invalidation messages; losing their connection drops its entries", async (ctx) => {
+  const resp2 = await connectCluster({ seeds: ctx.cluster.seeds, resp: 2 });
+  const namespace = shared.ns();
+  const reader = pipeline<string>({ redis: resp2, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
+  const writer = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  try {
+    assert.is(reader.invalidationMode(), "messages");
+    await held(reader, "item", "v1");
+    await writer.set("item", "v2");
+    await until(async () => (await reader.get("item", () => "never")) === "v2");
+    await held(reader, "item", "v2");
+    // The pub/sub connection lives on one node: kill it wherever it is.
+    for (const url of ctx.cluster.seeds) ctx.cluster.cli(Number(new URL(url).port), "CLIENT", "KILL", "TYPE", "pubsub");
+    await until(() => reader.stats().nearEntries === 0);
+    // Back once it is subscribed again: a later write still reaches the tier.
+    await held(reader, "item", "v2");
+    await writer.set("item", "v3");
+    await until(async () => (await reader.get("item", () => "never")) === "v3");
+  } finally {
+    await Promise.all([reader.close(), writer.close()]);
+    await resp2.close();
+  }
+});
+
+test("where the nodes refuse CLIENT TRACKING (an ACL), the near tier moves to messages and stays coherent", async (ctx) => {
+  for (const url of ctx.cluster.seeds) {
+    const port = Number(new URL(url).port);
+    ctx.cluster.cli(port, "ACL", "SETUSER", "nt", "on", ">pw", "~*", "&*", "+@all", "-client|tracking");
+  }
+  const refused = await connectCluster({ seeds: ctx.cluster.seeds, resp: 3, username: "nt", password: "pw" });
+  const namespace = shared.ns();
+  const modes: string[] = [];
+  const reader = pipeline<string>(
+    { redis: refused, ttlMs: 60_000, namespace, onEvent: (e) => e.type === "invalidation-mode" && modes.push(e.mode) },
+    near({ maxEntries: 100 }),
+  );
+  const writer = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  try {
+    await held(reader, "item", "v1");
+    assert.equal([reader.invalidationMode(), modes], ["messages", ["messages"]]);
+    await writer.set("item", "v2");
+    await until(async () => (await reader.get("item", () => "never")) === "v2");
+  } finally {
+    await Promise.all([reader.close(), writer.close()]);
+    await refused.close();
+  }
+});
+
+/** GET calls every primary counted so far (`INFO commandstats`). */
+function getCalls(cluster: RedisCluster): number {
+  let calls = 0;
+  for (const primary of cluster.primaries()) {
+    calls += Number(/cmdstat_get:calls=(\d+)/.exec(cluster.cli(primary.port, "INFO", "commandstats"))?.[1] ?? 0);
+  }
+  return calls;
+}
+
+test("100 concurrent gets of one identity in one process send one GET to the cluster (RESP3 near, RESP2 with the epoch)", async (ctx) => {
+  const namespace = shared.ns();
+  const writer = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  const reader3 = pipeline<string>({ redis: ctx.a, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
+  const reader2 = pipeline<string>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  for (const id of ["warm", "hot3", "hot2"]) await writer.set(id, "stored");
+  // Tracking on, clocks measured, the epoch known: then only the burst's reads remain.
+  await reader3.get("warm", () => "loaded");
+  await reader2.get("warm", () => "loaded");
+  for (const [reader, id, want] of [[reader3, "hot3", 1], [reader2, "hot2", 2]] as const) {
+    const before = getCalls(ctx.cluster);
+    const values = await Promise.all(Array.from({ length: 100 }, () => reader.get(id, () => "loaded")));
+    assert.ok(values.every((v) => v === "stored"));
+    assert.is(getCalls(ctx.cluster) - before, want, `${id}: GETs sent`);
+  }
+  await Promise.all([reader3.close(), reader2.close(), writer.close()]);
 });
 
 test.run();

@@ -1,5 +1,7 @@
 /**
- * What Redis' client tracking tells a cache, and the read/invalidate race it
+ * The cache's side of client tracking (the client's side is
+ * `resp/connection/tracking.ts`, a cluster's `resp/cluster/tracking.ts`):
+ * what Redis' invalidations tell a cache, and the read/invalidate race it
  * closes. With `CLIENT TRACKING ON` (default mode) the server remembers which
  * keys this connection read and pushes an invalidation when one changes,
  * expires or is evicted. Reads and invalidations share one connection, so the
@@ -17,10 +19,18 @@
  * connection, tracking refused, a cluster topology change) makes them forget
  * everything.
  *
+ * Where the server refuses `CLIENT TRACKING` (or the client speaks RESP2) and
+ * the cache has a near tier, invalidation messages on the cache's channel
+ * take tracking's place (`invalidation_messages.ts`): the same markers, the
+ * same consumers, only the source differs.
+ *
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
+import { isRedisReplyError } from "../../resp/errors.ts";
 import type { RedisLike, TrackingClient, TrackingListener } from "../../resp/types.ts";
+import type { InvalidationMode } from "../types.ts";
+import type { InvalidationFeed } from "./invalidation_messages.ts";
 
 // After a failed attempt to turn tracking on, the next one waits this long.
 const RETRY_MS = 1000;
@@ -43,9 +53,19 @@ export function isTrackingClient(redis: RedisLike): redis is TrackingClient {
   return typeof (redis as Partial<TrackingClient>).track === "function";
 }
 
-/** One cache's view of its connection's client tracking. */
+/** A refusal of `CLIENT TRACKING` that retrying will not change: no permission, no such command. */
+export function isTrackingRefusal(error: unknown): boolean {
+  if (error instanceof TypeError) return true;
+  return isRedisReplyError(error) &&
+    (error.code === "NOPERM" || /unknown (sub)?command|tracking/i.test(error.message));
+}
+
+/** One cache's view of its connection's client tracking (or of the messages standing in for it). */
 export class Tracker implements TrackingListener {
-  readonly #client: TrackingClient | undefined;
+  #feed: InvalidationFeed | undefined;
+  readonly #fallback: InvalidationFeed | undefined;
+  readonly #onMode: (mode: InvalidationMode, reason: string) => void;
+  #mode: InvalidationMode;
   readonly #consumers: TrackingConsumer[] = [];
   readonly #pending = new Map<string, Marker[]>();
   #generation = 0;
@@ -53,20 +73,44 @@ export class Tracker implements TrackingListener {
   #retryAt = 0;
   #stop: (() => void) | undefined;
   #closed = false;
+  /** The clock reading of the latest `ready()` call (a refusal heard later schedules its retry from it). */
+  #now = 0;
 
-  /** `client` undefined: this cache reads without tracking (an adapter, a RESP2 client, `wakeups: "poll"`). */
-  constructor(client: TrackingClient | undefined) {
-    this.#client = client;
+  /**
+   * @param client the client to track reads on; undefined: this cache reads without tracking (an adapter, a
+   *   RESP2 client, `wakeups: "poll"`).
+   * @param fallback the invalidation messages to use when tracking is refused, or from the start without `client`.
+   * @param onMode told when the mode changes, and why.
+   */
+  constructor(
+    client: TrackingClient | undefined,
+    fallback?: InvalidationFeed,
+    onMode: (mode: InvalidationMode, reason: string) => void = () => {},
+  ) {
+    this.#feed = client === undefined ? fallback : {
+      start: (listener) => client.track(listener),
+      get on() {
+        return client.tracking;
+      },
+    };
+    this.#fallback = client === undefined ? undefined : fallback;
+    this.#mode = client !== undefined ? "tracking" : fallback !== undefined ? "messages" : "none";
+    this.#onMode = onMode;
   }
 
-  /** True when this cache asked for tracking (it may still be down for a moment). */
+  /** True when this cache asked for tracking or messages (they may still be down for a moment). */
   get wanted(): boolean {
-    return this.#client !== undefined;
+    return this.#feed !== undefined;
   }
 
-  /** True while reads are tracked: a read that starts now may be kept. */
+  /** Where invalidations come from. */
+  get mode(): InvalidationMode {
+    return this.#mode;
+  }
+
+  /** True while reads are covered: a read that starts now may be kept. */
   get active(): boolean {
-    return this.#stop !== undefined && this.#client!.tracking;
+    return this.#stop !== undefined && this.#feed!.on;
   }
 
   /** Add a consumer of invalidations. */
@@ -81,19 +125,10 @@ export class Tracker implements TrackingListener {
    * attempt is tried again by a later call, a second apart at the least.
    */
   ready(timeoutMs: number, now: number): Promise<boolean> {
-    if (this.#client === undefined || this.#closed) return Promise.resolve(false);
+    if (this.#feed === undefined || this.#closed) return Promise.resolve(false);
+    this.#now = now;
     if (this.#stop !== undefined) return Promise.resolve(true);
-    if (this.#attempt === undefined && now >= this.#retryAt) {
-      this.#attempt = this.#client.track(this).then(
-        (stop) => {
-          if (this.#closed) stop();
-          else this.#stop = stop;
-        },
-        () => {
-          this.#retryAt = now + RETRY_MS;
-        },
-      ).finally(() => (this.#attempt = undefined));
-    }
+    if (this.#attempt === undefined && now >= this.#retryAt) this.#start(this.#feed, now);
     const attempt = this.#attempt;
     if (attempt === undefined) return Promise.resolve(false);
     return new Promise((resolve) => {
@@ -103,6 +138,51 @@ export class Tracker implements TrackingListener {
         resolve(this.#stop !== undefined);
       });
     });
+  }
+
+  #start(feed: InvalidationFeed, now: number): Promise<void> {
+    const attempt: Promise<void> = feed.start(this).then(
+      (stop) => {
+        // Closed, or switched to messages while this attempt ran (a cluster node refused).
+        if (this.#closed || feed !== this.#feed) stop();
+        else this.#stop = stop;
+      },
+      (error) => {
+        // Refused for good: invalidation messages take over, started now, so
+        // the call waiting on this attempt waits on theirs.
+        if (feed !== this.#fallback && isTrackingRefusal(error)) {
+          const next = this.#switch(error, now) ?? (feed !== this.#feed ? this.#attempt : undefined);
+          if (next !== undefined) return next;
+        }
+        this.#retryAt = now + RETRY_MS;
+      },
+    ).finally(() => {
+      if (this.#attempt === attempt) this.#attempt = undefined;
+    });
+    this.#attempt = attempt;
+    return attempt;
+  }
+
+  /** Move from tracking to messages; `undefined` when there is nothing to move to (or it already moved). */
+  #switch(error: unknown, now: number): Promise<void> | undefined {
+    const fallback = this.#fallback;
+    if (fallback === undefined || this.#mode !== "tracking" || this.#closed) return undefined;
+    this.#feed = fallback;
+    this.#mode = "messages";
+    const stop = this.#stop;
+    this.#stop = undefined;
+    stop?.();
+    this.#onMode("messages", `CLIENT TRACKING was refused (${error instanceof Error ? error.message : String(error)})`);
+    return this.#start(fallback, now);
+  }
+
+  /**
+   * The server refused `CLIENT TRACKING` on a connection (a new one after a
+   * reconnect, a cluster node): for good, when it is a permission or an
+   * unknown command, and then messages take over.
+   */
+  refused(error: unknown): void {
+    if (isTrackingRefusal(error)) void this.#switch(error, this.#now);
   }
 
   /** A marker for a read of `key` about to be sent, or `undefined` when it could not be kept anyway. */
