@@ -60,7 +60,9 @@ export function coalesce(): CoalesceStrategy {
       // The flight keeps its callers; a caller arriving now must not get a
       // value older than one this process already served (or one loaded
       // before an invalidation it saw resolve).
-      if (flights.size > 0) flights.delete(key);
+      if (flights.size === 0) return;
+      if (key === undefined) flights.clear();
+      else flights.delete(key);
     },
     fill(next) {
       return function coalesced(req) {

@@ -53,7 +53,11 @@ export interface PipelineOptions<T> {
    * When Redis refuses writes (`OOM` under `maxmemory`, `READONLY` on a
    * replica), serve the origin's value uncached (counted in `degraded`,
    * event `degraded`) instead of failing the call. Reads still fail closed:
-   * an unreachable Redis is an error, never an unguarded origin call.
+   * an unreachable Redis is an error, never an unguarded origin call. The
+   * value served uncached stays in this process' memory and stands in for
+   * any older entry it reads while that value lasts, so this process never
+   * serves an older value after it; other processes do not see it (set
+   * `false` for that order across processes).
    * @default {true}
    */
   failOpen?: boolean;

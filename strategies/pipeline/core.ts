@@ -35,6 +35,7 @@ import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
 import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
 import { isTrackingClient, Tracker } from "./invalidations.ts";
+import { Unstored } from "./unstored.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -62,6 +63,8 @@ export class Core {
   readonly local: LocalTier | undefined;
   readonly tracker: Tracker;
   readonly versions: Versions;
+  /** Values served uncached (Redis refused writes), kept so this process never serves an older one after them. */
+  readonly unstored = new Unstored();
   readonly clock: ServerClock;
   readonly reader: Reader;
   readonly publisher: Publisher;
@@ -162,8 +165,18 @@ export class Core {
     }));
     const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs, shared: o.now === undefined }));
     if (local !== undefined) this.#keepCoherent(local);
-    const reader =
-      (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
+    const reader = (this.reader = new Reader({
+      redis,
+      codec,
+      commandTimeoutMs,
+      clock,
+      tracker,
+      versions,
+      local,
+      now,
+      unstored: this.unstored,
+      emit,
+    }));
     this.wakeups = wakeupSource === "poll"
       ? POLLING
       : wakeupSource === "auto"
@@ -195,6 +208,7 @@ export class Core {
       versions,
       now,
       label,
+      unstored: { values: this.unstored, serverNow: (key) => clock.at(key) },
       emit,
       reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
       ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
@@ -267,8 +281,8 @@ export class Core {
     if (this.tracker.mode === "messages") this.tracker.invalidate(keys);
   }
 
-  /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */
-  supersede(key: string): void {
+  /** Tell the strategies that loads running for `key` (every key without one) are superseded (a hit, an invalidation, a set). */
+  supersede(key?: string): void {
     for (const s of this.#superseders) s.superseded!(key);
   }
 

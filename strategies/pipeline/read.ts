@@ -16,6 +16,7 @@ import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from
 import type { ServerClock } from "./clock.ts";
 import { decodeStored } from "./envelope.ts";
 import type { Marker, Tracker } from "./invalidations.ts";
+import type { Unstored } from "./unstored.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
@@ -30,6 +31,8 @@ export interface ReaderContext {
   readonly local: LocalTier | undefined;
   /** The local monotonic clock (the cache's `now`). */
   readonly now: () => number;
+  /** Values this process served but Redis refused to store: they stand in for older stored entries. */
+  readonly unstored?: Unstored;
   emit(event: CacheEvent): void;
 }
 
@@ -112,6 +115,17 @@ export class Reader {
 
   /** What `key`'s stored entry looks like now, or `undefined` once its physical lifetime is over. */
   judge(key: string, stored: StoredEntry): Entry | undefined {
+    const unstored = this.#c.unstored;
+    if (unstored !== undefined && unstored.size > 0) {
+      const kept = unstored.over(
+        key,
+        stored,
+        this.#c.now(),
+        (e) => this.#c.versions.currentKnown(e.epoch, e.tags, e.tagVersions),
+      );
+      if (kept === undefined) return undefined;
+      stored = kept;
+    }
     const serverNow = this.#c.clock.at(key);
     if (serverNow === undefined) return undefined;
     const age = serverNow - stored.publishedAt;
