@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { NEVER, onAbort } from "../resp/shared/mod.ts";
+import { onAbort } from "../resp/shared/mod.ts";
 import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
@@ -94,7 +94,6 @@ export function coalesce(): CoalesceStrategy {
         const joined = flight;
         joined.callers++;
         const signal = req.signal;
-        if (signal === NEVER) return joined.promise;
         const leave = () => {
           if (--joined.callers === 0) joined.controller.abort(signal.reason);
         };

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
+import { onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import type { LoadMany } from "./cache_types.ts";
@@ -181,7 +181,7 @@ class Batch {
       identity: slot.item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#background ? NEVER : this.#call.signal,
+      signal: this.#background ? new AbortController().signal : this.#call.signal,
       background: this.#background,
       seen,
       waiting: () => this.#move(slot, "waiting"),

@@ -68,6 +68,15 @@ export interface PipelineOptions<T> {
   /** Receives every event (hit, miss, load-end with its duration...); a throwing hook is counted in `eventErrors` and ignored. */
   onEvent?: (event: CacheEvent) => void;
   /**
+   * Hands over the work the cache goes on with after a call returned: a
+   * stale-while-revalidate refresh, a load whose callers left (its publish
+   * and lease release), and `close()`. A Cloudflare Worker passes
+   * `ctx.waitUntil.bind(ctx)` so its isolate lives until that work ends;
+   * the promises given never reject. Undefined: the process keeps running
+   * anyway (Node, Deno, Bun).
+   */
+  waitUntil?: (work: Promise<unknown>) => void;
+  /**
    * Names an identity in events (`label`) and in `herdless:get` traces
    * (`identity`), e.g. `(id) => String(id[0])` for "user" without the user's
    * id. Without it, events and traces carry only the hashed data key, so

@@ -52,6 +52,8 @@ export class Core {
   readonly channel: string;
   /** The local monotonic clock (durations only). */
   readonly now: () => number;
+  /** The `waitUntil` option: where work that outlives a call is handed over. */
+  readonly waitUntil: ((work: Promise<unknown>) => void) | undefined;
   readonly random: () => number;
   readonly rec: Recorder;
   readonly strategies: readonly Strategy[];
@@ -103,6 +105,10 @@ export class Core {
     const now = (this.now = func<() => number>(WHERE, "now", o.now ?? (() => performance.now())));
     const random = (this.random = func<() => number>(WHERE, "random", o.random ?? Math.random));
     const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent);
+    const waitUntil =
+      (this.waitUntil = o.waitUntil === undefined
+        ? undefined
+        : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil));
     const label = o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label);
     this.label = label;
     this.rec = new Recorder(onEvent, this.namespace, label === undefined ? undefined : (key) => this.#labels.get(key));
@@ -129,7 +135,7 @@ export class Core {
     }
     const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
     const emit = (event: CacheEvent) => this.rec.emit(event);
-    this.background = new Background(cap === Infinity ? 16 : cap, emit);
+    this.background = new Background(cap === Infinity ? 16 : cap, emit, waitUntil);
     const channel = (this.channel = `${this.namespace}:published`);
     // Tracking is what lets a RESP3 cache keep its versions in memory, wake
     // lease waiters without pub/sub and keep a near tier coherent. A near
@@ -157,7 +163,7 @@ export class Core {
       // Not counted here: the get it serves is counted once, where its write is refused.
       servesThrough: (error) => failOpen && isWriteRefusal(error),
     }));
-    const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
+    const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs, shared: o.now === undefined }));
     if (local !== undefined) this.#keepCoherent(local);
     const reader = (this.reader = new Reader({
       redis,

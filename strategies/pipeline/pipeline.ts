@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
+import { func, getChannel, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
 import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
 import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
@@ -198,7 +198,8 @@ class PipelineCache<T> implements Cache<T> {
         signal: o.signal,
         random: this.#core.random,
         key: (identity) => this.#core.keys(identity).data,
-        one: (identity) => this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? NEVER),
+        one: (identity) =>
+          this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? new AbortController().signal),
       });
     });
   }
@@ -289,9 +290,11 @@ class PipelineCache<T> implements Cache<T> {
     // first: one still reading starts no load or refresh now, and the loads
     // and refreshes started before are tracked, so the drain that follows
     // sees every one of them; what runs finishes and publishes.
-    return this.#life.close(async () => {
+    const closing = this.#life.close(async () => {
       await this.#core.background.drain();
       await Promise.all([...this.#core.strategies.map((s) => s.close?.()), this.#core.close()]);
     });
+    this.#core.waitUntil?.(closing.then(() => {}, () => {}));
+    return closing;
   }
 }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { NEVER, race, replyText } from "../../resp/shared/mod.ts";
+import { race, replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
@@ -184,7 +184,7 @@ export class Reader {
     // Once per server: the first read waits for its clock's first measurement.
     // The call's deadline bounds it: the measurement goes on for later calls.
     if (c.clock.at(key) === undefined) await race(c.clock.sync(key), signal);
-    const options = signal === NEVER || signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
+    const options = signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
     const marker = c.local === undefined ? undefined : c.tracker.begin(key);
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
     // Bytes only for a binary codec: text codecs take the client's string,
