@@ -31,6 +31,7 @@ import { coldBurst } from "./scenarios/cold-burst.ts";
 import { failingOrigin } from "./scenarios/failing-origin.ts";
 import { flush } from "./scenarios/flush.ts";
 import { hotKey } from "./scenarios/hot-key.ts";
+import { isolates } from "./scenarios/isolates.ts";
 import { manyKeys } from "./scenarios/many-keys.ts";
 import { nearCache } from "./scenarios/near.ts";
 import { recipes } from "./scenarios/recipes.ts";
@@ -47,6 +48,7 @@ const SCENARIOS: Scenario[] = [
   nearCache,
   recipes,
   xfetchPaper,
+  isolates,
 ];
 const HERE = dirname(fileURLToPath(import.meta.url));
 
