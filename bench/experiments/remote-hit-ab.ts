@@ -16,9 +16,22 @@
 import net from "node:net";
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
-import { coalesce, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
+import {
+  coalesce,
+  jitter,
+  lease,
+  limit,
+  pipeline,
+  swr,
+  xfetch,
+} from "../../mod.ts";
 
-const [url = "redis://127.0.0.1:6379", variant = "full", inFlightText = "100", countText = "40000"] = process.argv
+const [
+  url = "redis://127.0.0.1:6379",
+  variant = "full",
+  inFlightText = "100",
+  countText = "40000",
+] = process.argv
   .slice(2);
 const inFlight = Number(inFlightText);
 const count = Number(countText);
@@ -33,7 +46,15 @@ net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
 
 function value(i: number) {
   const n = String(i).padStart(6, "0");
-  return { id: i, sku: `SKU-${n}`, name: `item ${n}`, price: 1000 + (i % 9000), stock: i % 97, tags: ["bench", "hot"], pad: "x".repeat(24) };
+  return {
+    id: i,
+    sku: `SKU-${n}`,
+    name: `item ${n}`,
+    price: 1000 + (i % 9000),
+    stock: i % 97,
+    tags: ["bench", "hot"],
+    pad: "x".repeat(24),
+  };
 }
 
 const redis = await connect({ url, resp: 3, commandTimeoutMs: 60_000 });
@@ -48,13 +69,31 @@ let get: (i: number) => Promise<unknown>;
 let close = () => Promise.resolve();
 if (variant === "raw") {
   const keys = ids.map((id) => `remoteab:raw:${process.pid}:${id}`);
-  for (let i = 0; i < KEYS; i++) await redis.send(["SET", keys[i]!, JSON.stringify(values[i]), "PX", 600_000]);
-  get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
+  for (let i = 0; i < KEYS; i++) {
+    await redis.send([
+      "SET",
+      keys[i]!,
+      JSON.stringify(values[i]),
+      "PX",
+      600_000,
+    ]);
+  }
+  get = async (i) =>
+    JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
 } else {
-  const layers = variant === "cl"
-    ? [coalesce(), lease()]
-    : [swr({ staleMs: 60_000 }), xfetch(), coalesce(), lease(), jitter({ spreadMs: 1_000 }), limit({ concurrency: 64 })];
-  const cache = pipeline({ redis, ttlMs: 600_000, namespace: `remoteab:${variant}:${process.pid}` }, ...layers);
+  const layers = variant === "cl" ? [coalesce(), lease()] : [
+    swr({ staleMs: 60_000 }),
+    xfetch(),
+    coalesce(),
+    lease(),
+    jitter({ spreadMs: 1_000 }),
+    limit({ concurrency: 64 }),
+  ];
+  const cache = pipeline({
+    redis,
+    ttlMs: 600_000,
+    namespace: `remoteab:${variant}:${process.pid}`,
+  }, ...layers);
   await cache.clear();
   get = variant === "readme"
     ? (i) => {
@@ -75,7 +114,9 @@ async function run(n: number) {
     while (next < n) {
       const i = next++;
       const got = (await get(i)) as { id: number };
-      if (got.id !== i % KEYS) throw new Error(`hit ${i} returned ${JSON.stringify(got)}`);
+      if (got.id !== i % KEYS) {
+        throw new Error(`hit ${i} returned ${JSON.stringify(got)}`);
+      }
     }
   }
   await Promise.all(Array.from({ length: Math.min(inFlight, n) }, lane));
@@ -88,7 +129,9 @@ const t0 = performance.now();
 await run(count);
 const ms = performance.now() - t0;
 const used = process.cpuUsage(cpu);
-if (loads !== filled) throw new Error(`${loads - filled} loads while measuring hits`);
+if (loads !== filled) {
+  throw new Error(`${loads - filled} loads while measuring hits`);
+}
 const w = writes - w0;
 await close();
 await redis.close();
