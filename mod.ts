@@ -30,6 +30,7 @@ export {
   ConnectionError,
   type ConnectionEvent,
   type ConnectOptions,
+  connectSentinel,
   CrossSlotError,
   isConnectionError,
   isCrossSlotError,
@@ -48,6 +49,9 @@ export {
   type ReplyMap,
   Script,
   type SendOptions,
+  SentinelClient,
+  type SentinelEvent,
+  type SentinelOptions,
   type TrackingClient,
   type TrackingListener,
 } from "./resp/mod.ts";

@@ -60,9 +60,7 @@ async function findCacheModule() {
     path: join(rootDir, name),
   }));
   // Before strategies/mod.ts exists: an entry re-exporting the strategy files that do.
-  const files = STRATEGY_FILES.filter((f) =>
-    existsSync(join(rootDir, "strategies", `${f}.ts`))
-  );
+  const files = STRATEGY_FILES.filter((f) => existsSync(join(rootDir, "strategies", `${f}.ts`)));
   candidates.push({
     name: "strategies/{" + STRATEGY_FILES.join(",") + "}.ts",
     path: files.includes("pipeline")
@@ -77,16 +75,14 @@ async function findCacheModule() {
       reasons.push(`${candidate.name} does not exist`);
       continue;
     }
-    const entry = candidate.contents === undefined
-      ? { entryPoints: [candidate.path] }
-      : {
-        stdin: {
-          contents: candidate.contents,
-          resolveDir: rootDir,
-          loader: "ts",
-          sourcefile: "herdless-cache-entry.ts",
-        },
-      };
+    const entry = candidate.contents === undefined ? { entryPoints: [candidate.path] } : {
+      stdin: {
+        contents: candidate.contents,
+        resolveDir: rootDir,
+        loader: "ts",
+        sourcefile: "herdless-cache-entry.ts",
+      },
+    };
     try {
       const r = await esbuild.build({
         ...common,
@@ -95,18 +91,14 @@ async function findCacheModule() {
         metafile: true,
         outdir: outDir,
       });
-      const exports = Object.values(r.metafile.outputs).flatMap((o) =>
-        o.exports ?? []
-      );
+      const exports = Object.values(r.metafile.outputs).flatMap((o) => o.exports ?? []);
       if (exports.includes("pipeline")) {
         return { name: candidate.name, ...entry };
       }
       reasons.push(`${candidate.name} exports no pipeline()`);
     } catch (error) {
       const first = error.errors?.[0];
-      const where = first?.location
-        ? `${first.location.file}:${first.location.line}: `
-        : "";
+      const where = first?.location ? `${first.location.file}:${first.location.line}: ` : "";
       reasons.push(
         `${candidate} does not build (${where}${first?.text ?? error.message})`,
       );
@@ -138,9 +130,7 @@ export async function build() {
               loader: "ts",
             }
             : {
-              contents: `export const unavailable = ${
-                JSON.stringify(cache.unavailable)
-              };`,
+              contents: `export const unavailable = ${JSON.stringify(cache.unavailable)};`,
               loader: "js",
             },
       );

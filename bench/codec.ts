@@ -40,11 +40,7 @@ function nsPerOp(fn: () => unknown, ms: number): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (
   ns: number,
-) => (ns >= 1e6
-  ? `${(ns / 1e6).toFixed(2)} ms`
-  : ns >= 1e3
-  ? `${(ns / 1e3).toFixed(2)} µs`
-  : `${ns.toFixed(0)} ns`);
+) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);
 console.log(
   "| value | JSON.stringify | json codec encode (with the check) | check's share |",
 );

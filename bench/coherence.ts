@@ -31,13 +31,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import process from "node:process";
 import { connect } from "../resp/mod.ts";
-import {
-  CACHE_TTL_MS,
-  cacheValue,
-  CL,
-  herdlessPipeline,
-  NEAR,
-} from "./caches.ts";
+import { CACHE_TTL_MS, cacheValue, CL, herdlessPipeline, NEAR } from "./caches.ts";
 
 export type CoherenceVariant = "herdless" | "node-redis-csc";
 export const COHERENCE_VARIANTS: readonly CoherenceVariant[] = [
@@ -46,8 +40,7 @@ export const COHERENCE_VARIANTS: readonly CoherenceVariant[] = [
 ];
 export const COHERENCE_LABELS: Record<CoherenceVariant, string> = {
   herdless: "herdless `near()` reader, `cache.set()` writer",
-  "node-redis-csc":
-    "node-redis 5 `clientSideCache` reader, node-redis `SET` writer",
+  "node-redis-csc": "node-redis 5 `clientSideCache` reader, node-redis `SET` writer",
 };
 
 const HOT_ID = "hot";
@@ -88,8 +81,7 @@ export async function coherenceWriter(task: CoherenceTask): Promise<void> {
     const { createClient } = await import("redis");
     const client = createClient({ url: task.url });
     await client.connect();
-    write = (v) =>
-      client.set(HOT_KEY, JSON.stringify(version(v)), { PX: CACHE_TTL_MS });
+    write = (v) => client.set(HOT_KEY, JSON.stringify(version(v)), { PX: CACHE_TTL_MS });
     close = () => client.quit();
   }
   await write(0);
@@ -378,9 +370,7 @@ export async function runCoherence(
     const after = now();
     const t = BigInt(line.slice(6));
     checks.push(
-      before <= t && t <= after
-        ? "ok"
-        : `FAILED (${who} ${t} not in [${before}, ${after}])`,
+      before <= t && t <= after ? "ok" : `FAILED (${who} ${t} not in [${before}, ${after}])`,
     );
   };
   let writer: Child | undefined;
@@ -441,9 +431,7 @@ export async function runCoherence(
       }
       return sightings.done;
     })();
-    const extra = done === undefined
-      ? {}
-      : (JSON.parse(done) as Partial<CoherenceResult>);
+    const extra = done === undefined ? {} : (JSON.parse(done) as Partial<CoherenceResult>);
     await Promise.race([
       Promise.all([writer.exited, reader.exited]),
       new Promise((r) => setTimeout(r, 5_000)),

@@ -72,10 +72,7 @@ const workloads: Workload[] = [
   workload(
     "HGETALL RESP3 map of 5",
     N,
-    () =>
-      `%5\r\n${
-        Array.from({ length: 5 }, (_, j) => `$2\r\nf${j}\r\n:${j}\r\n`).join("")
-      }`,
+    () => `%5\r\n${Array.from({ length: 5 }, (_, j) => `$2\r\nf${j}\r\n:${j}\r\n`).join("")}`,
     5,
   ),
   workload("ZSCORE RESP3, doubles", N, (i) => `,${i % 1000}.${pad(i)}e-3\r\n`),
@@ -181,9 +178,9 @@ for (const w of workloads) {
       line += ` (node-redis counted ${other.count}, we counted ${mine.count})`;
     }
     const otherPerSecond = (w.replies / other.best) * 1000;
-    line += `   node-redis ${
-      (otherPerSecond / 1e6).toFixed(2).padStart(6)
-    } M/s   x${(perSecond / otherPerSecond).toFixed(2)}`;
+    line += `   node-redis ${(otherPerSecond / 1e6).toFixed(2).padStart(6)} M/s   x${
+      (perSecond / otherPerSecond).toFixed(2)
+    }`;
   }
   console.log(line);
 }

@@ -90,9 +90,7 @@ for (const s of [0.8, 1.0, 1.2]) {
       }
       const pct = (h: number) => `${(100 * h / REQUESTS).toFixed(1)}%`;
       rows.push(
-        `| Zipf s=${s}${scan ? " + 25% one-time scan" : ""} | ${size} | ${
-          pct(sieveHits)
-        } | ${pct(lruHits)} |`,
+        `| Zipf s=${s}${scan ? " + 25% one-time scan" : ""} | ${size} | ${pct(sieveHits)} | ${pct(lruHits)} |`,
       );
     }
   }

@@ -78,9 +78,7 @@ export async function prepareHit(
     const factory = mod[name];
     if (typeof factory !== "function") continue;
     strategies.push(
-      options === undefined
-        ? (factory as Factory)()
-        : (factory as Factory)(options),
+      options === undefined ? (factory as Factory)() : (factory as Factory)(options),
     );
     layers.push(name);
   }

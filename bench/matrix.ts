@@ -87,9 +87,7 @@ export async function seedMatrix(redis: RedisClient): Promise<void> {
 }
 
 const fmtOps = (n: number | undefined) =>
-  n === undefined || !Number.isFinite(n)
-    ? "-"
-    : `${Math.round(n / 1000).toLocaleString("en-US")}k`;
+  n === undefined || !Number.isFinite(n) ? "-" : `${Math.round(n / 1000).toLocaleString("en-US")}k`;
 const fmtRatio = (
   r: number | undefined,
 ) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
@@ -105,12 +103,8 @@ export function matrixMarkdown(
     client: string,
     pick: (s: Series) => number[],
   ) => {
-    const s = series.find((x) =>
-      x.runtime === runtime && x.scenario === id && x.client === client
-    );
-    return s === undefined || pick(s).length === 0
-      ? undefined
-      : median(pick(s));
+    const s = series.find((x) => x.runtime === runtime && x.scenario === id && x.client === client);
+    return s === undefined || pick(s).length === 0 ? undefined : median(pick(s));
   };
   const ops = (s: Series) => s.opsPerSec;
   const rss = (s: Series) => s.peakRssBytes;
@@ -138,9 +132,7 @@ export function matrixMarkdown(
         c.label,
         fmtOps(get("node", c.id, "ours", ops)),
         fmtOps(get("node", c.id, "node-redis", ops)),
-        `${fmtRatio(node)} ${mark(node, (r) => r >= c.want)} (>= ${
-          c.want.toFixed(1)
-        }x)`,
+        `${fmtRatio(node)} ${mark(node, (r) => r >= c.want)} (>= ${c.want.toFixed(1)}x)`,
         fmtOps(get("bun", c.id, "ours", ops)),
         fmtOps(get("bun", c.id, "bun", ops)),
         `${fmtRatio(bun)} ${mark(bun, (r) => r >= 1)}`,

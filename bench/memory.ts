@@ -255,26 +255,22 @@ export async function memoryWorker(task: MemoryTask): Promise<MemoryResult> {
     await record(`${n.toLocaleString("en-US")} entries read (set A)`);
     await each(n, (i) => read(ids("b")(i)));
     await record(
-      `set B read: A evicted from the tier (maxEntries ${
-        n.toLocaleString("en-US")
-      })`,
+      `set B read: A evicted from the tier (maxEntries ${n.toLocaleString("en-US")})`,
     );
     if (loads > 0) {
       // On a loaded machine B can expire before it is read: the steps so far
       // (the per-entry figure needs only the first two) still stand.
-      const error =
-        `the loader ran ${loads} times: a read missed data that was in Redis (B expired?)`;
+      const error = `the loader ran ${loads} times: a read missed data that was in Redis (B expired?)`;
       return { variant: task.variant, entries: n, steps, error };
     }
     const wait = task.bExpiresAt + 200 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     let cursor = "0";
     do {
-      const [nextCursor] =
-        (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [
-          string,
-          string[],
-        ];
+      const [nextCursor] = (await admin.send(["SCAN", cursor, "COUNT", 1000])) as [
+        string,
+        string[],
+      ];
       cursor = nextCursor;
     } while (cursor !== "0");
     await record("set B expired (A still in Redis, not held)");

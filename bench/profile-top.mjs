@@ -10,9 +10,7 @@ import { basename } from "node:path";
 const args = process.argv.slice(2);
 const topAt = args.indexOf("--top");
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 25;
-const files = args.filter((a, i) =>
-  !a.startsWith("--") && (topAt < 0 || i !== topAt + 1)
-);
+const files = args.filter((a, i) => !a.startsWith("--") && (topAt < 0 || i !== topAt + 1));
 
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
@@ -63,9 +61,7 @@ for (const file of files) {
     `\n${basename(file)}: ${busy} samples in JS or GC; of all samples ${
       ((idle * 100) / all).toFixed(1)
     }% idle (waiting in the event loop), ` +
-      `${
-        ((program * 100) / all).toFixed(1)
-      }% (program) (native work outside JS: syscalls, libuv, the rest of V8)`,
+      `${((program * 100) / all).toFixed(1)}% (program) (native work outside JS: syscalls, libuv, the rest of V8)`,
   );
   console.log("  self   total  function");
   for (const [l, c] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {

@@ -57,9 +57,7 @@ function find(
   scenario: ScenarioName,
   client: string,
 ): Series | undefined {
-  return series.find((s) =>
-    s.runtime === runtime && s.scenario === scenario && s.client === client
-  );
+  return series.find((s) => s.runtime === runtime && s.scenario === scenario && s.client === client);
 }
 
 function opsOf(
@@ -195,9 +193,7 @@ export function targets(
       `${DESCRIPTIONS[scenario]}: full pipeline / raw GET`,
       r,
       0.85,
-      r[0] === undefined && pipelineWhy
-        ? `pipeline not available: ${pipelineWhy}`
-        : undefined,
+      r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined,
     );
   }
   return out;
@@ -217,13 +213,7 @@ const fmtMiB = (
 ) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const verdict = (
   t: TargetResult | undefined,
-) => (t === undefined
-  ? ""
-  : t.met === undefined
-  ? "n/a"
-  : t.met
-  ? "MET"
-  : "NOT MET");
+) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
 
 function cell(
   series: readonly Series[],
@@ -235,9 +225,7 @@ function cell(
   if (s === undefined) return "-";
   if (s.opsPerSec.length === 0) return s.errors.length > 0 ? "error" : "-";
   const sp = spread(s.opsPerSec);
-  return `${fmtOps(median(s.opsPerSec))}${
-    sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""
-  }`;
+  return `${fmtOps(median(s.opsPerSec))}${sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""}`;
 }
 
 function table(head: string[], rows: string[][]): string {
@@ -385,9 +373,7 @@ export function markdown(
     .map((s) => {
       const m = (runtime: string, client: string) => {
         const x = find(series, runtime, s, client);
-        return x && x.peakRssBytes.length > 0
-          ? median(x.peakRssBytes)
-          : undefined;
+        return x && x.peakRssBytes.length > 0 ? median(x.peakRssBytes) : undefined;
       };
       return [
         DESCRIPTIONS[s],
@@ -490,9 +476,7 @@ export function markdown(
   const met = ts.filter((t) => t.met === true).length;
   out.push(`${met} of ${ts.length} targets met.`);
 
-  const errors = series.flatMap((s) =>
-    s.errors.map((e) => `- ${s.runtime} ${s.scenario} ${s.client}: ${e}`)
-  );
+  const errors = series.flatMap((s) => s.errors.map((e) => `- ${s.runtime} ${s.scenario} ${s.client}: ${e}`));
   if (errors.length > 0) out.push("", "Errors:", ...[...new Set(errors)]);
   return out.join("\n");
 }

@@ -26,29 +26,11 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { connect } from "../resp/mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
-import {
-  cacheMarkdown,
-  type CacheSection,
-  cacheTargets,
-} from "./cache-report.ts";
-import {
-  type CacheName,
-  CACHES,
-  NEAR_CACHES,
-  nearUnavailable,
-} from "./caches.ts";
-import {
-  COHERENCE_VARIANTS,
-  type CoherenceResult,
-  runCoherence,
-} from "./coherence.ts";
+import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache-report.ts";
+import { type CacheName, CACHES, NEAR_CACHES, nearUnavailable } from "./caches.ts";
+import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
 import { pipelineUnavailable } from "./hit.ts";
-import {
-  MEMORY_VARIANTS,
-  type MemoryResult,
-  type MemoryTask,
-  populateMemory,
-} from "./memory.ts";
+import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
 import { MATRIX, matrixMarkdown, seedMatrix } from "./matrix.ts";
 import { markdown, median, type Series, spread, targets } from "./report.ts";
 import {
@@ -145,15 +127,11 @@ function parseArgs(argv: readonly string[]): Options {
       ...CACHE_EXTRAS,
       "matrix",
     ];
-    const names = only.split(",").map((s) => s.trim()).flatMap((n) =>
-      GROUPS[n] ?? [n]
-    );
+    const names = only.split(",").map((s) => s.trim()).flatMap((n) => GROUPS[n] ?? [n]);
     for (const n of names) {
       if (!known.includes(n)) {
         throw new RangeError(
-          `Cannot run the bench: unknown scenario '${n}' in --only (known: ${
-            known.join(", ")
-          })`,
+          `Cannot run the bench: unknown scenario '${n}' in --only (known: ${known.join(", ")})`,
         );
       }
     }
@@ -342,8 +320,7 @@ function runJob(
   if (o.cpuProf) {
     const dir = join(here, "prof");
     mkdirSync(dir, { recursive: true });
-    const name =
-      `${job.runtime}-${job.task.scenario}-${job.task.client}-${job.rep}.cpuprofile`;
+    const name = `${job.runtime}-${job.task.scenario}-${job.task.client}-${job.rep}.cpuprofile`;
     args.push(
       "--cpu-prof",
       `--cpu-prof-dir=${dir}`,
@@ -352,9 +329,7 @@ function runJob(
     );
   }
   args.push(workerPath, JSON.stringify(job.task));
-  const [cmd, argv] = o.pin && hasTaskset
-    ? ["taskset", ["-c", "1", bin, ...args]]
-    : [bin, args];
+  const [cmd, argv] = o.pin && hasTaskset ? ["taskset", ["-c", "1", bin, ...args]] : [bin, args];
   return new Promise((resolve) => {
     const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -380,9 +355,7 @@ function runJob(
           opsPerSec: 0,
           peakRssBytes: 0,
           baseRssBytes: 0,
-          error: `worker exited with ${code}: ${
-            err.trim() || out.trim() || "no output"
-          }`,
+          error: `worker exited with ${code}: ${err.trim() || out.trim() || "no output"}`,
         });
       }
     });
@@ -435,20 +408,14 @@ async function main(): Promise<void> {
       nodeRedis: packageVersion("redis"),
       bentocache: packageVersion("bentocache"),
       cachified: packageVersion("@epic-web/cachified"),
-      pinning: o.pin
-        ? "redis-server on core 0, each client process on core 1 (taskset)"
-        : "none",
-      server: server === undefined
-        ? "REDIS_URL"
-        : "disposable redis-server (--save '' --appendonly no)",
+      pinning: o.pin ? "redis-server on core 0, each client process on core 1 (taskset)" : "none",
+      server: server === undefined ? "REDIS_URL" : "disposable redis-server (--save '' --appendonly no)",
       loadBefore: loadAverage(),
       loadAfter: undefined as number | undefined,
       reps: o.reps,
       warmupMs: o.warmupMs,
       durationMs: o.durationMs,
-      command: `npm run bench${
-        process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""
-      }`,
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
     };
     log(
       `herdless bench ${env.date}: ${env.nproc} x ${env.cpu}; Node ${env.node}, Bun ${
@@ -499,20 +466,14 @@ async function main(): Promise<void> {
       }
       const busy = (
         ms: number | undefined,
-      ) => (ms === undefined
-        ? "-"
-        : `${Math.round((ms * 100) / r.elapsedMs)}%`);
+      ) => (ms === undefined ? "-" : `${Math.round((ms * 100) / r.elapsedMs)}%`);
       const what = r.error !== undefined
         ? `error: ${r.error}`
         : `${Math.round(r.opsPerSec).toLocaleString("en-US")} ops/s, peak RSS ${
           (r.peakRssBytes / 1048576).toFixed(1)
-        } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${
-          busy(r.serverCpuMs)
-        }`;
+        } MiB, CPU busy client ${busy(r.clientCpuMs)} server ${busy(r.serverCpuMs)}`;
       log(
-        `[${
-          i + 1
-        }/${jobs.length}] ${name} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`,
+        `[${i + 1}/${jobs.length}] ${name} ${job.runtime} ${job.task.client} #${job.rep}: ${what}`,
       );
     }
     const { coherence, coherenceMethod } = await measureCoherence(
@@ -537,9 +498,7 @@ async function main(): Promise<void> {
       bun: bun === undefined ? undefined : runtimeBaseline(bun),
     };
     env.loadAfter = loadAverage();
-    const spreads = series.filter((s) => s.opsPerSec.length > 1).map((s) =>
-      spread(s.opsPerSec)
-    );
+    const spreads = series.filter((s) => s.opsPerSec.length > 1).map((s) => spread(s.opsPerSec));
     const noise = spreads.length === 0 ? undefined : median(spreads);
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
@@ -575,27 +534,21 @@ async function main(): Promise<void> {
         [
           "",
           `Date: ${env.date}`,
-          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}; load average ${
-            env.loadBefore ?? "?"
-          } before, ${env.loadAfter ?? "?"} after (${env.nproc} cores)`,
+          `Machine: ${env.nproc} x ${env.cpu}; ${env.pinning}; load average ${env.loadBefore ?? "?"} before, ${
+            env.loadAfter ?? "?"
+          } after (${env.nproc} cores)`,
           `Versions: Node ${env.node}, Bun ${
             env.bun ?? "-"
           }, Redis ${env.redis} (${env.server}), ioredis ${env.ioredis}, node-redis ${env.nodeRedis}, bentocache ${env.bentocache}, @epic-web/cachified ${env.cachified}`,
           `Each figure: ${env.reps} repetition(s), ${env.warmupMs} ms warm-up then ${env.durationMs} ms measured, one OS process per client, scenario and repetition, clients interleaved`,
-          `Runtime alone (empty process) peak RSS: Node ${
-            mib(baseline.node)
-          }, Bun ${mib(baseline.bun)}`,
+          `Runtime alone (empty process) peak RSS: Node ${mib(baseline.node)}, Bun ${mib(baseline.bun)}`,
           ...(noise === undefined ? [] : [
-            `Noise: the median spread (max - min) / median between repetitions is ${
-              Math.round(noise * 100)
-            }%`,
+            `Noise: the median spread (max - min) / median between repetitions is ${Math.round(noise * 100)}%`,
           ]),
           `Command: ${env.command}`,
           ...(layers === undefined
             ? []
-            : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${
-              layers.map((l) => `${l}()`).join(", ")
-            }), default codec`]),
+            : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
           "",
           markdown(series, pipelineWhy, o.reps, o.only),
           "",
@@ -623,14 +576,9 @@ async function measureCoherence(
 ): Promise<
   { coherence: CoherenceResult[] | undefined; coherenceMethod: string }
 > {
-  const coherenceMethod =
-    `${
-      o.writes.toLocaleString("en-US")
-    } paced writes of one hot key (the next write only ` +
+  const coherenceMethod = `${o.writes.toLocaleString("en-US")} paced writes of one hot key (the next write only ` +
     `once the reader saw the last, or after 1 s); ${
-      o.pin
-        ? "writer pinned to core 0 with the server, reader to core 1"
-        : "nothing pinned"
+      o.pin ? "writer pinned to core 0 with the server, reader to core 1" : "nothing pinned"
     }; lag = the reader's first read returning the new version (stamped when that read resolved) - the writer's ` +
     `write resolved; both stamped with process.hrtime.bigint() (CLOCK_MONOTONIC: one clock for every process on ` +
     `the machine, checked against the parent's stamps around each child's start); "from send" starts at the ` +
@@ -657,9 +605,7 @@ async function measureCoherence(
     log(
       `coherence ${variant}: ${
         r.error ??
-          `${r.lagUs.length} observed, p50 ${
-            us(r.lagUs[r.lagUs.length >> 1])
-          }, max ${
+          `${r.lagUs.length} observed, p50 ${us(r.lagUs[r.lagUs.length >> 1])}, max ${
             us(r.lagUs.at(-1))
           }, ${r.timeouts} timeouts, clock check ${r.clockCheck}`
       }`,
@@ -732,9 +678,7 @@ function runMemory(task: MemoryTask, pin: boolean): Promise<MemoryResult> {
           variant: task.variant,
           entries: task.entries,
           steps: [],
-          error: `worker exited with ${code}: ${
-            err.trim() || out.trim() || "no output"
-          }`,
+          error: `worker exited with ${code}: ${err.trim() || out.trim() || "no output"}`,
         });
       }
     });

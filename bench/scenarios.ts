@@ -61,8 +61,7 @@ export const getKeys: readonly string[] = Array.from(
 // Ten batches of distinct keys, cycled, so the server's keyspace stays small.
 const setBatches: readonly (readonly string[])[] = Array.from(
   { length: 10 },
-  (_, b) =>
-    Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
+  (_, b) => Array.from({ length: BATCH }, (_, i) => `bench:set:${b * BATCH + i}`),
 );
 
 /** Counted operations over a measured window, and the CPU time spent on them. */

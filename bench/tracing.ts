@@ -9,20 +9,14 @@
  *
  *   node --import tsx bench/tracing.ts
  */
-import {
-  subscribe,
-  tracingChannel,
-  unsubscribe,
-} from "node:diagnostics_channel";
+import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel";
 import * as current from "../mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 
 const ROUNDS = 8;
 const ROUND_MS = 300;
 
-const server = process.env.REDIS_URL === undefined
-  ? await startRedis()
-  : undefined;
+const server = process.env.REDIS_URL === undefined ? await startRedis() : undefined;
 const url = process.env.REDIS_URL ?? server!.url;
 
 type Mod = typeof current;
@@ -60,9 +54,7 @@ async function setup(mod: Mod, tag: string): Promise<Setup> {
 // BASE=<a checkout of the code before tracing> adds a column for it, e.g.
 //   git archive <commit> | tar -x -C /tmp/base && BASE=/tmp/base node --import tsx bench/tracing.ts
 const baseDir = process.env.BASE;
-const base = baseDir === undefined
-  ? undefined
-  : await setup((await import(`${baseDir}/mod.ts`)) as Mod, "base");
+const base = baseDir === undefined ? undefined : await setup((await import(`${baseDir}/mod.ts`)) as Mod, "base");
 const here = await setup(current, "here");
 
 const handlers = {
@@ -137,9 +129,7 @@ for (const [name, which] of cases) {
   }
   const baseRate = base === undefined ? undefined : median(b);
   console.log(
-    `| ${name} | ${fmt(baseRate)} | ${fmt(median(off))} | ${
-      subscribed ? fmt(median(on)) : "-"
-    } |`,
+    `| ${name} | ${fmt(baseRate)} | ${fmt(median(off))} | ${subscribed ? fmt(median(on)) : "-"} |`,
   );
 }
 
@@ -157,9 +147,7 @@ for (let i = 0; i < N; i++) {
 }
 const ns = ((performance.now() - t0) * 1e6) / N;
 console.log(
-  `\nthe no-subscriber check alone: ${
-    ns.toFixed(2)
-  } ns per call (${hits} true)`,
+  `\nthe no-subscriber check alone: ${ns.toFixed(2)} ns per call (${hits} true)`,
 );
 
 await base?.close();

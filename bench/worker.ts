@@ -12,11 +12,7 @@ import process from "node:process";
 import { getHeapSpaceStatistics } from "node:v8";
 import { type CacheName, openCache } from "./caches.ts";
 import { type ClientName, openClient } from "./clients.ts";
-import {
-  coherenceReader,
-  type CoherenceTask,
-  coherenceWriter,
-} from "./coherence.ts";
+import { coherenceReader, type CoherenceTask, coherenceWriter } from "./coherence.ts";
 import { prepareHit } from "./hit.ts";
 import { type MemoryTask, memoryWorker } from "./memory.ts";
 import {
@@ -89,9 +85,7 @@ function rss(field: "VmHWM" | "VmRSS"): number {
   } catch {
     // Not Linux: fall back below.
   }
-  return field === "VmHWM"
-    ? process.resourceUsage().maxRSS * 1024
-    : process.memoryUsage().rss;
+  return field === "VmHWM" ? process.resourceUsage().maxRSS * 1024 : process.memoryUsage().rss;
 }
 
 async function run(
@@ -185,16 +179,12 @@ if ("kind" in raw) {
   // The coherence roles talk to the parent line by line; the memory worker prints one JSON line.
   try {
     if (raw.kind === "coherence") {
-      await (raw.role === "reader"
-        ? coherenceReader(raw)
-        : coherenceWriter(raw));
+      await (raw.role === "reader" ? coherenceReader(raw) : coherenceWriter(raw));
     } else process.stdout.write(JSON.stringify(await memoryWorker(raw)) + "\n");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stdout.write(
-      raw.kind === "coherence"
-        ? `error ${message}\n`
-        : JSON.stringify({ error: message }) + "\n",
+      raw.kind === "coherence" ? `error ${message}\n` : JSON.stringify({ error: message }) + "\n",
     );
   }
   process.exit(0);

@@ -13,7 +13,7 @@
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import process from "node:process";
-import { coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
+import { cacheStatus, coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
 
 interface Product {
   id: number;
@@ -38,8 +38,11 @@ const app = new Hono();
 app.get("/products/:id{[0-9]+}", async (c) => {
   const id = Number(c.req.param("id"));
   try {
-    const product = await products.get(["product", id], () => loadProduct(id), { timeoutMs: 2_000 });
-    return product === undefined ? c.notFound() : c.json(product);
+    const entry = await products.getEntry(["product", id], () => loadProduct(id), { timeoutMs: 2_000 });
+    // What the cache did (RFC 9211) and how old the value is, in whole seconds (RFC 9111).
+    c.header("cache-status", cacheStatus(entry));
+    c.header("age", String(Math.floor(entry.ageMs / 1000)));
+    return entry.value === undefined ? c.notFound() : c.json(entry.value);
   } catch (error) {
     return c.body(null, isTimeoutError(error) ? 504 : 500);
   }

@@ -11,7 +11,7 @@
  */
 import { createServer } from "node:http";
 import process from "node:process";
-import { coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
+import { cacheStatus, coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
 
 interface Product {
   id: number;
@@ -39,9 +39,11 @@ const server = createServer(async (req, res) => {
     return;
   }
   try {
-    const product = await products.get(["product", Number(id)], () => loadProduct(Number(id)), { timeoutMs: 2_000 });
-    if (product === undefined) res.writeHead(404).end();
-    else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(product));
+    const entry = await products.getEntry(["product", Number(id)], () => loadProduct(Number(id)), { timeoutMs: 2_000 });
+    // What the cache did (RFC 9211) and how old the value is, in whole seconds (RFC 9111).
+    const headers = { "cache-status": cacheStatus(entry), age: String(Math.floor(entry.ageMs / 1000)) };
+    if (entry.value === undefined) res.writeHead(404, headers).end();
+    else res.writeHead(200, { ...headers, "content-type": "application/json" }).end(JSON.stringify(entry.value));
   } catch (error) {
     res.writeHead(isTimeoutError(error) ? 504 : 500).end();
   }

@@ -7,7 +7,7 @@
  * (`connection/handshake.ts`) before anything queued is written.
  *
  * Past the ~350 lines a file should keep to, on purpose: about a third is
- * the public API's JSDoc and examples, and the ~330 lines of code are what
+ * the public API's JSDoc and examples, and the ~400 lines of code are what
  * stays once the socket, the handshake, the subscriptions and the trace
  * channels have their own files: the public API, the offline queue and its
  * sweep, reconnects and the connection events that report them. They share
@@ -47,6 +47,10 @@ import type {
   TrackingClient,
   TrackingListener,
 } from "./types.ts";
+
+// Set by RedisClient's static block: module-private doors into the class for the Sentinel client.
+let reroute: (client: RedisClient, reason: Error) => void;
+let currentServer: (client: RedisClient) => string;
 
 /**
  * Receives push frames: RESP3 pushes (pub/sub messages, client tracking
@@ -140,6 +144,8 @@ export class RedisClient implements RedisLike, TrackingClient {
 
   static {
     exposeDeadlines((client) => (client as RedisClient).#deadlines.size);
+    reroute = (client, reason) => client.#reroute(reason);
+    currentServer = (client) => client.#serverName;
   }
 
   /**
@@ -274,7 +280,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   #traceSend(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
     const first = Array.isArray(command) ? command[0] : undefined;
     const context: CommandTraceContext = {
-      command: typeof first === "string" ? first.toUpperCase() : "(binary)",
+      command: commandName(first),
       server: this.#serverName,
     };
     return commandChannel.tracePromise(() => this.#send(command, options), context);
@@ -518,7 +524,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     cmd.fail(
       new TimeoutError(
-        `Command ${commandName(cmd)} timed out after ${waited} ms${why}`,
+        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
         waited,
         last === undefined ? undefined : { cause: last },
       ),
@@ -540,6 +546,14 @@ export class RedisClient implements RedisLike, TrackingClient {
   async #open(first: boolean): Promise<void> {
     let conn: Connection;
     try {
+      if (this.#o.locate !== undefined) {
+        const { host, port } = await this.#o.locate();
+        if (host !== this.#o.host || port !== this.#o.port) {
+          this.#o.host = host;
+          this.#o.port = port;
+          this.#server = undefined;
+        }
+      }
       conn = await Connection.open(this.#o, this.#hooks);
     } catch (error) {
       this.#lastError = error;
@@ -602,6 +616,28 @@ export class RedisClient implements RedisLike, TrackingClient {
       if (this.#conn === conn) this.#tracking.refused(error);
     };
     conn.send(cmd);
+  }
+
+  /**
+   * Leave the current server for wherever `locate` now points: the open
+   * connection is closed as if lost (written commands reject, unwritten ones
+   * wait for the next), and a reconnect already waiting starts at once.
+   */
+  #reroute(reason: Error): void {
+    if (this.#closed) return;
+    const conn = this.#conn;
+    if (conn !== undefined) {
+      conn.destroy(reason);
+      // Now, not when the socket reports its close: a command sent from here
+      // on (a READONLY refusal sent again) must wait for the next server.
+      this.#onClose(conn, reason);
+      return;
+    }
+    if (this.#reconnectTimer !== undefined) {
+      clearTimeout(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
+      void this.#open(false);
+    }
   }
 
   #onClose(conn: Connection, error: Error | undefined): void {
@@ -681,6 +717,19 @@ export class RedisClient implements RedisLike, TrackingClient {
     clearInterval(this.#offlineSweep);
     this.#offlineSweep = undefined;
   }
+}
+
+/**
+ * Make `client` leave its server for wherever its `locate` option now points
+ * (the Sentinel client, on a failover). Not part of the public API.
+ */
+export function rerouteClient(client: RedisClient, reason: Error): void {
+  reroute(client, reason);
+}
+
+/** `host:port` (or the socket path) of the server `client` talks to or last tried. Not part of the public API. */
+export function serverOf(client: RedisClient): string {
+  return currentServer(client);
 }
 
 /** ` (last error: ...)` naming why the last attempt failed, or nothing when none is known. */

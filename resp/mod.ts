@@ -48,6 +48,7 @@ export {
   isCrossSlotError,
   keySlot,
 } from "./cluster/mod.ts";
+export { connectSentinel, SentinelClient, type SentinelEvent, type SentinelOptions } from "./sentinel/mod.ts";
 export {
   type BunRedisClient,
   fromBunRedis,

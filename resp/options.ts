@@ -84,6 +84,13 @@ export interface ResolvedOptions {
   reconnect: { minMs: number; maxMs: number } | false;
   onEvent: ((event: ConnectionEvent) => void) | undefined;
   maxBulkBytes: number;
+  /**
+   * Where to connect, asked before every attempt (the Sentinel client asks
+   * the sentinels); `host` and `port` are then replaced by its answer.
+   */
+  locate?: (() => Promise<{ host: string; port: number }>) | undefined;
+  /** The role the server must report (`ROLE`, in the handshake): a replica is refused. */
+  role?: "master" | undefined;
 }
 
 const WHERE = "connect";

@@ -31,7 +31,14 @@ export interface ResolvedCodec {
   readonly binary: boolean;
   encode(value: unknown): string | Uint8Array;
   decode(payload: Uint8Array | string): unknown;
+  /** `compressed()` only: the compressed form of an encoded payload, or `undefined` to store it as it is. */
+  readonly compress?: (payload: string | Uint8Array) => Uint8Array | undefined;
+  /** `compressed()` only: a compressed payload inflated (throws on corrupt data). */
+  readonly inflate?: (payload: Uint8Array) => Uint8Array;
 }
+
+/** Where a codec made by `compressed()` carries its resolved form. */
+export const COMPRESSION: unique symbol = Symbol.for("herdless.compressed");
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const toBytes = new TextEncoder();
@@ -112,6 +119,8 @@ const bytes: ResolvedCodec = {
  */
 export function resolveCodec(option: unknown): ResolvedCodec {
   if (option === undefined || option === "json") return json;
+  const compressed = (option as { [COMPRESSION]?: ResolvedCodec } | null)?.[COMPRESSION];
+  if (compressed !== undefined) return compressed;
   if (option === "string") return string;
   if (option === "bytes") return bytes;
   if (

@@ -1,7 +1,8 @@
 /**
  * Errors a cache caller may branch on: {@linkcode OverloadedError} when
- * `limit()` shed the call, and {@linkcode TimeoutError} (shared with the RESP
- * client) when a wait or the call's own timeout ran out.
+ * `limit()` shed the call, {@linkcode TimeoutError} (shared with the RESP
+ * client) when a wait or the call's own timeout ran out, and
+ * {@linkcode ClosedError} for a call made after `close()`.
  *
  * @module
  */
@@ -55,6 +56,55 @@ export class OverloadedError extends Error {
  */
 export function isOverloadedError(e: unknown): e is OverloadedError {
   return hasBrand(e, "OverloadedError");
+}
+
+/**
+ * A cache method was called after `close()`: a closed cache refuses every
+ * method, and sends nothing to Redis. `method` names the method called.
+ *
+ * @example Tell a closed cache from a failed call
+ * ```ts
+ * import { connect, isClosedError, pipeline } from "@herdless/herdless";
+ * const redis = await connect(process.env.REDIS_URL);
+ * const cache = pipeline({ redis, ttlMs: 1000 });
+ * await cache.close();
+ * try {
+ *   await cache.invalidate("user:1");
+ * } catch (e) {
+ *   console.log(isClosedError(e) && e.method, (e as Error).message); // "invalidate" "Cannot invalidate: the cache is closed"
+ * }
+ * await redis.close();
+ * ```
+ */
+export class ClosedError extends Error {
+  /** The method that was called (`"get"`, `"invalidate"`...). */
+  readonly method: string;
+  /**
+   * Create the error (the cache does; an adapter or a test may too).
+   *
+   * @param method the cache method that was called.
+   * @param options the `cause`, if any.
+   */
+  constructor(method: string, options?: HerdlessErrorOptions) {
+    super(`Cannot ${method}: the cache is closed`, options);
+    this.name = "ClosedError";
+    brand(this, "ClosedError");
+    this.method = method;
+  }
+}
+
+/**
+ * True when `e` is a {@linkcode ClosedError} from any copy of herdless
+ * (a Deno copy and an npm copy may both be loaded, so `instanceof` alone is not enough).
+ *
+ * @example Works across package copies
+ * ```ts
+ * import { ClosedError, isClosedError } from "@herdless/herdless";
+ * console.log(isClosedError(new ClosedError("get")), isClosedError(new Error("x"))); // true false
+ * ```
+ */
+export function isClosedError(e: unknown): e is ClosedError {
+  return hasBrand(e, "ClosedError");
 }
 
 /** Where a value the codec refused was and whose it was: options of {@linkcode CodecError}. */

@@ -190,7 +190,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                 // itself (coalesce() still shares it in-process), uncached.
                 if (!c.degrade(key, error)) throw error;
                 const { entry } = await c.read(req.keys, req.signal);
-                if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+                if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
                 return await next({ ...req, degraded: true });
               }
               const { extra, entry } = read;
@@ -200,18 +200,25 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                   await release(c, req, token);
                   if (req.signal.aborted) throw req.signal.reason;
                   // Published between our first read and the lease: never load twice.
-                  return { from: "cache", value: entry!.value, published: false };
+                  return { from: "cache", value: entry!.value, entry: entry!, published: false };
                 }
                 return await own(c, next, req, token, takenAt);
               }
-              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
               if (req.background) return { from: "skipped", value: undefined, published: false };
+              if (pushed) {
+                // A lost SET NX reads nothing: the lease key is not tracked yet,
+                // and the owner's release (a failure, a skip()) would wake no one.
+                // The waiter's EXISTS is a read: track it before the first wait.
+                acquire = false;
+                continue;
+              }
             } else {
               // A waiter looks before it leaps: after a publication the lease
               // is free too, and taking it only to find the value would cost
               // a release and a spurious lease.
               const { extra, entry } = await c.read(req.keys, req.signal, ["EXISTS", req.keys.lease]);
-              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, published: false };
+              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
               if (extra === 0) {
                 // The owner failed, expired or was invalidated: take over.
                 acquire = true;

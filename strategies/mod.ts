@@ -15,6 +15,8 @@
  * @module
  */
 export { pipeline } from "./pipeline/mod.ts";
+export type { BatchLoaderContext, CacheResult } from "./pipeline/mod.ts";
+export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
 export type {
   Cache,
   GetOptions,
@@ -34,8 +36,10 @@ export { xfetch, type XfetchOptions, type XfetchStrategy } from "./xfetch.ts";
 export { swr, type SwrOptions, type SwrStrategy } from "./swr.ts";
 export { limit, type LimitOptions, type LimitStrategy } from "./limit.ts";
 export {
+  ClosedError,
   CodecError,
   type CodecErrorOptions,
+  isClosedError,
   isCodecError,
   isOverloadedError,
   isTimeoutError,
@@ -72,3 +76,4 @@ export type {
   WakeupSource,
   WritePlan,
 } from "./types.ts";
+export { compressed, type CompressedOptions } from "./compressed.ts";

@@ -14,6 +14,14 @@ export interface SwrOptions {
   ifErrorMs?: number;
   /** Most background refreshes running at once per cache; more are dropped and counted in `refreshesDropped`. @default {16} */
   maxRefreshes?: number;
+  /**
+   * A caller in the error window (loading, joined to a load, or waiting on
+   * another process' lease) that has waited this long gets the old value
+   * (stale) while the load goes on in the background and publishes; needs
+   * `ifErrorMs` above 0. Unset: such a caller waits for the load (bounded by
+   * its `timeoutMs`). @default {undefined}
+   */
+  softTimeoutMs?: number;
 }
 
 /** The strategy {@linkcode swr} returns, with its settings. */
@@ -26,14 +34,18 @@ export interface SwrStrategy extends Strategy {
   readonly ifErrorMs: number;
   /** The `maxRefreshes` option: most background refreshes running at once per cache. */
   readonly maxRefreshes: number;
+  /** The `softTimeoutMs` option, or `undefined`. */
+  readonly softTimeoutMs: number | undefined;
 }
 
 /**
  * Keep serving an entry after its fresh window while it is refreshed.
  *
  * Each published value lives `ttl + staleMs + ifErrorMs` in Redis (its
- * physical TTL); the envelope records both windows so every reader agrees on
- * them from the key's PTTL alone. A read in the stale window returns the
+ * physical TTL); the envelope records both windows and the server's `TIME`
+ * at publication (`publishedAt`), so every reader agrees on them: it judges
+ * the entry's age against its estimate of that server's clock, with no PTTL
+ * sent and no local wall clock read. A read in the stale window returns the
  * stale value at once and starts one background refresh (under `lease()`,
  * one across all processes; per cache at most `maxRefreshes` at a time,
  * drained by `close()`). A read in the error window loads like a miss, but if
@@ -44,7 +56,13 @@ export interface SwrStrategy extends Strategy {
  *
  * @param options the windows and the refresh cap.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
- * @throws {RangeError} when `staleMs` or `ifErrorMs` is not a non-negative integer, or `maxRefreshes` not a positive integer.
+ * With `softTimeoutMs`, a caller in the error window waits at most that
+ * long for the load: then it gets the old value (counted in `stale` and in
+ * `softTimeouts`) and the load goes on in the background, tracked by the
+ * cache (`close()` waits for it), and publishes.
+ *
+ * @throws {RangeError} when `staleMs` or `ifErrorMs` is not a non-negative integer, `maxRefreshes` or
+ * `softTimeoutMs` not a positive integer, or `softTimeoutMs` is given without `ifErrorMs`.
  * @example Serve stale for a minute, and for an hour if the origin is down
  * ```ts
  * import { connect, lease, pipeline, swr } from "@herdless/herdless";
@@ -60,11 +78,20 @@ export function swr(options: SwrOptions): SwrStrategy {
   const staleMs = nonNegativeInt("create swr", "staleMs", o.staleMs);
   const ifErrorMs = nonNegativeInt("create swr", "ifErrorMs", o.ifErrorMs ?? 0);
   const maxRefreshes = positiveInt("create swr", "maxRefreshes", o.maxRefreshes ?? 16);
+  const softTimeoutMs = o.softTimeoutMs === undefined
+    ? undefined
+    : positiveInt("create swr", "softTimeoutMs", o.softTimeoutMs);
+  if (softTimeoutMs !== undefined && ifErrorMs === 0) {
+    throw new RangeError(
+      "Cannot create swr: 'softTimeoutMs' needs 'ifErrorMs' above 0 (the old value served on a soft timeout lives in the error window)",
+    );
+  }
   return {
     name: "swr",
     staleMs,
     ifErrorMs,
     maxRefreshes,
+    softTimeoutMs,
     read(verdict, entry) {
       if (verdict.kind !== "miss" || entry === undefined || entry.negative) return verdict;
       // The windows are the ones stored with the entry, not ours: every

@@ -33,6 +33,31 @@ export interface LoaderContext {
   readonly signal: AbortSignal;
   /** The identity passed to `get`. */
   readonly identity: Identity;
+  /**
+   * This value's fresh window, replacing the call's and the pipeline's
+   * `ttlMs` (jitter and swr windows apply to it; a not-found keeps
+   * `negativeTtlMs`). The last call wins.
+   *
+   * @throws {RangeError} when `ms` is not a positive integer (or a strategy refuses it, as for a call's `ttlMs`).
+   * @throws {TypeError} once the loader settled.
+   */
+  setTtlMs(ms: number): void;
+  /**
+   * This value's tags, replacing those of the call. Invalidations are caught
+   * from the moment it is called: an `invalidateTags` racing the load before
+   * that is caught only for tags given to `get()`.
+   *
+   * @throws {TypeError} for tags that are not non-empty strings, or once the loader settled.
+   */
+  setTags(tags: readonly string[]): void;
+  /**
+   * Do not store this value: it goes to every caller sharing this load in
+   * this process, an entry already stored keeps its deadline, and the lease
+   * is released at once, so waiters in other processes load for themselves.
+   *
+   * @throws {TypeError} once the loader settled.
+   */
+  skip(): void;
 }
 
 /**
@@ -92,10 +117,12 @@ export interface Entry {
   readonly value: unknown;
   /** True when the origin said "not found". */
   readonly negative: boolean;
-  /** Remaining physical lifetime in ms (fresh, then stale, then error window). */
+  /** Remaining physical lifetime in ms (fresh, then stale, then error window), from `publishedAt` and the estimate of the server's clock: no PTTL is read. */
   readonly pttl: number;
   /** Remaining fresh time in ms: `pttl - staleMs - ifErrorMs`; zero or less once expired. */
   readonly freshMs: number;
+  /** Time since its publication, in the server's time (ms); absent where unknown. */
+  readonly ageMs?: number;
   /** The stale window stored at publish time (served stale, refreshed in the background). */
   readonly staleMs: number;
   /** The error window stored at publish time (served only when a reload fails). */
@@ -190,6 +217,10 @@ export interface Outcome {
   readonly value: unknown;
   /** True when this call's value was stored in Redis (and the lease dropped with it). */
   readonly published: boolean;
+  /** For `from: "cache"`: the entry read (its age and fresh time), when known. */
+  readonly entry?: Entry;
+  /** For a published load: the fresh window it was stored with (after the write strategies). */
+  readonly freshMs?: number;
 }
 
 /** One step of the fill chain: loads (or obtains) the value for a request. */
@@ -299,6 +330,10 @@ export interface CacheStats {
   sets: number;
   /** Gets served from the origin without caching because Redis refused writes (OOM, READONLY). */
   degraded: number;
+  /** Loaded values not stored because the loader called `skip()`. */
+  skips: number;
+  /** Callers in the error window served the old value after swr's `softTimeoutMs` while their load went on (also in `stale`). */
+  softTimeouts: number;
 }
 
 /**
@@ -345,7 +380,7 @@ export type CacheEventBody =
   | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
   | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
   | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown }
-  | { readonly type: "near-hit" | "peek" | "set"; readonly key: string }
+  | { readonly type: "near-hit" | "peek" | "set" | "skip" | "soft-timeout"; readonly key: string }
   | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }
@@ -444,9 +479,12 @@ export type WakeupSource = "auto" | "poll" | PushCapable;
  * - `checkTtl` validates a per-call `ttlMs`;
  * - `read` turns the entry into a verdict (read phase);
  * - `fill` wraps the next fill step like middleware (fill phase; first strategy outermost);
+ * - `superseded` hears that the loads running for a key must no longer be shared;
  * - `load` wraps each origin call (a loader, or one `loadMany` call);
  * - `local` offers an in-process tier the read phase consults first;
+ * - `needsTracking` says the strategy cannot work without Redis' client tracking;
  * - `write` shapes what is published (write phase);
+ * - `maxRefreshes` caps the background refreshes running at once per cache;
  * - `close` releases what `attach` acquired.
  *
  * @example A fill strategy that times each fill
@@ -532,6 +570,8 @@ export interface Strategy {
   write?(plan: WritePlan): void;
   /** The most background refreshes this strategy allows at once per cache (swr's `maxRefreshes`). */
   readonly maxRefreshes?: number;
+  /** How long a caller in the error window waits for a load before it gets the old value (swr's `softTimeoutMs`). */
+  readonly softTimeoutMs?: number | undefined;
   /**
    * Release what `attach` acquired; `cache.close()` awaits it.
    *

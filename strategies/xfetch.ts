@@ -31,8 +31,9 @@ export interface XfetchStrategy extends Strategy {
  * slower loads. The caller gets the current value at once; the refresh runs
  * in the background (under `lease()`, one refresher across all processes),
  * counted in `earlyRefreshes` when it starts (not when a refresh of the key
- * is already running in this cache, nor when `maxRefreshes` drops it). The remaining time comes from the key's
- * server-side PTTL, never from a local clock.
+ * is already running in this cache, nor when `maxRefreshes` drops it). The remaining fresh time is the
+ * entry's `publishedAt` (the server's `TIME` at publication) against this client's estimate of that server's
+ * clock: no PTTL is sent, and no local wall clock is read.
  *
  * @param options how eager the early refresh is.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.

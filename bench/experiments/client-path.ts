@@ -93,7 +93,7 @@ const ms = performance.now() - started;
 const perWrite = count / Math.max(1, redis.writes - writesBefore);
 await redis.close();
 console.log(
-  `${scenario}: ${count} operations in ${ms.toFixed(0)} ms (${
-    (count / ms * 1000).toFixed(0)
-  }/s, ${perWrite.toFixed(1)} per write)`,
+  `${scenario}: ${count} operations in ${ms.toFixed(0)} ms (${(count / ms * 1000).toFixed(0)}/s, ${
+    perWrite.toFixed(1)
+  } per write)`,
 );

@@ -26,16 +26,7 @@
  */
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
-import {
-  coalesce,
-  jitter,
-  lease,
-  limit,
-  near,
-  pipeline,
-  swr,
-  xfetch,
-} from "../../mod.ts";
+import { coalesce, jitter, lease, limit, near, pipeline, swr, xfetch } from "../../mod.ts";
 
 const [
   url = "redis://127.0.0.1:6379",
@@ -92,8 +83,7 @@ if (variant === "raw" || variant === "rawt") {
       600_000,
     ]);
   }
-  get = async (i) =>
-    JSON.parse((await redis.send(["GET", keys[i % KEYS]!], options)) as string);
+  get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!], options)) as string);
 } else {
   const layers = [
     swr({ staleMs: 60_000 }),
@@ -144,7 +134,5 @@ if (loads !== filled) {
 await close();
 await redis.close();
 console.log(
-  `${variant} ${inFlight} in flight: ${count} hits in ${ms.toFixed(0)} ms (${
-    (count / ms * 1000).toFixed(0)
-  }/s)`,
+  `${variant} ${inFlight} in flight: ${count} hits in ${ms.toFixed(0)} ms (${(count / ms * 1000).toFixed(0)}/s)`,
 );

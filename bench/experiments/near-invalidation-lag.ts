@@ -42,9 +42,8 @@ async function measure(label: string, url: string, resp: 2 | 3): Promise<void> {
   await source.set("hot", -1);
   for (let i = 0; i < writes; i++) {
     // Held near again before the next write.
-    for (let hits = cache.stats().nearHits; cache.stats().nearHits === hits;) {
-      await cache.get("hot", () => -2);
-    }
+    const hits = cache.stats().nearHits;
+    while (cache.stats().nearHits === hits) await cache.get("hot", () => -2);
     const seen = new Promise<number>((resolve) => (dropped = resolve));
     const sent = performance.now();
     await source.set("hot", i);

@@ -59,6 +59,12 @@ export const settings = {
   /** How long each fault lasts, then how long the run waits for recovery before the next. */
   faultMs: 3000,
   recoverMs: 6000,
+  /** Quicker phases for `--quick` (the recovery bound shorter too: a stricter run, not a looser one). */
+  quick: { warmupMs: 2000, baselineMs: 3000, faultMs: 2000, recoverMs: 4000 },
+  /** How long each worker's connection is timed draining raw 1 MB GETs, before the faults are sized. */
+  drainProbeMs: 1000,
+  /** Share of the measured drain the load faults may ask (`--drain-fraction`). */
+  drainFraction: 0.5,
   /** A get still unsettled after this long is a hang (gets carry a 2 s timeout). */
   hangMs: 10_000,
   /** An origin call for a key sooner than this after the previous one came while a fresh value should exist (shortest jittered TTL, less slack for xfetch's early refresh). */

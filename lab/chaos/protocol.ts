@@ -36,7 +36,26 @@ export type Report =
   | { t: "hang"; i: number; what?: string }
   /** A remark for the legend of the phase it arrives in. */
   | { t: "note"; text: string }
-  | { t: "done"; unsettled: number };
+  | { t: "done"; unsettled: number }
+  /** Answer to `drain <ms>`: bytes of raw 1 MB GETs that arrived over `ms`. */
+  | { t: "drain"; bytes: number; ms: number }
+  /** Answer to `settle`: the load faults' requests since the last `settle`, once they settled (or the hang bound passed). */
+  | LoadReport;
+
+/** What one worker sent and received for a load fault. */
+export interface LoadReport {
+  t: "load";
+  /** Raw GETs and cached gets of the big values it was asked for. */
+  requests: number;
+  /** Bytes of their replies that arrived. */
+  bytes: number;
+  /** Requests that failed. */
+  errors: number;
+  /** False if some were still pending after the hang bound. */
+  settled: boolean;
+  /** From the first request to the last reply, in ms. */
+  ms: number;
+}
 
 /** The class of an error as the table shows it: its name, with the Redis error code or errno when it has one. */
 export function errorClass(error: unknown): string {

@@ -10,7 +10,13 @@
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
  * (faults whose name contains a listed word), `--wakeups poll` (lease
  * waiters poll instead of being woken by client tracking), `--no-limit`
- * (the pipeline without `limit()`).
+ * (the pipeline without `limit()`), `--quick` (shorter phases),
+ * `--drain-fraction F` (share of the measured drain the load faults ask).
+ *
+ * During the warm-up the workers measure how fast their connections drain
+ * raw 1 MB GETs; the 1 MB and 64 MB faults are sized to a fraction of that
+ * drain, both are printed, and recovery from those faults is counted from
+ * the moment their last reply arrived (the fault as it ran).
  *
  * @module
  */
@@ -23,7 +29,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../mod.ts";
 import { startRedis } from "../../test/support/redis-server.ts";
 import { settings } from "./config.ts";
-import { type Fault, faults } from "./faults.ts";
+import { buildFaults, type Fault } from "./faults.ts";
+import { RAW_BIG_KEY } from "./drain_probe.ts";
+import { bigDemand, hugeDemand, type LoadPlan, type LoadRun, planLoads, rate as byteRate } from "./load.ts";
 import { Collector } from "./metrics.ts";
 import { callsPerPhase } from "./calls.ts";
 import { type Connections, connections, rises, serverCounters } from "./probe.ts";
@@ -39,13 +47,20 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     wakeups: { type: "string", default: "auto" },
     "no-limit": { type: "boolean", default: false },
+    quick: { type: "boolean", default: false },
+    "drain-fraction": { type: "string", default: String(settings.drainFraction) },
   },
 });
+const timing = args.quick ? settings.quick : settings;
+const fraction = Number(args["drain-fraction"]);
+if (!(fraction > 0 && fraction <= 1)) {
+  throw new RangeError(`Cannot run chaos: '--drain-fraction' must be in (0, 1], got ${args["drain-fraction"]}`);
+}
 const workerCount = Number(args.workers);
 const rate = Number(args.rate);
 const wakeups = args.wakeups === "poll" ? "poll" : "auto";
 const only = args.only?.split(",").map((s) => s.trim().toLowerCase());
-const schedule = faults.filter((f) => !only || only.some((o) => f.name.toLowerCase().includes(o)));
+const schedule = buildFaults(timing.faultMs).filter((f) => !only || only.some((o) => f.name.toLowerCase().includes(o)));
 
 const began = Date.now();
 // Other work on the machine shows up as latency and timeouts in every row: say how busy it was.
@@ -126,11 +141,30 @@ async function phase(name: string, act: () => Promise<string | undefined>, restM
 }
 
 const idle = () => Promise.resolve(undefined);
-const ctx = { server: cacheServer, admin, proxy, broadcast: workers.broadcast };
+const loads: LoadRun[] = [];
+let plan: LoadPlan | undefined;
+let drained = "";
+/** The warm-up's act: every worker times raw 1 MB GETs on its own connection at once; their sum is the drain. */
+async function measureDrain(): Promise<string> {
+  await admin.send(["SET", RAW_BIG_KEY, "x".repeat(settings.bigBytes)]);
+  const answers = await workers.ask(`drain ${settings.drainProbeMs}`, "drain", settings.hangMs);
+  const bytes = answers.reduce((a, d) => a + d.bytes, 0);
+  const ms = Math.max(0, ...answers.map((d) => d.ms));
+  // A worker too starved to answer within the bound counts as having drained nothing: the drain is a lower bound.
+  if (bytes === 0) {
+    broken.push(`the drain could not be measured (${answers.length} of ${workerCount} workers answered)`);
+  }
+  plan = planLoads(bytes > 0 ? (bytes * 1000) / ms : settings.bigBytes, fraction, workerCount, timing.faultMs);
+  drained = `drain measured ${byteRate(plan.drainBytesPerSec)} (${workerCount} connections through the proxy, ${
+    Math.round(bytes / 1024 / 1024)
+  } MB in ${Math.round(ms)} ms, ${answers.length} of ${workerCount} workers answering within ${settings.hangMs} ms)`;
+  return drained;
+}
 try {
-  await phase("warm-up", idle, settings.warmupMs, false);
-  await phase("baseline", idle, settings.baselineMs, false);
-  for (const fault of schedule as Fault[]) await phase(fault.name, () => fault.run(ctx), settings.recoverMs, true);
+  await phase("warm-up", measureDrain, timing.warmupMs, false);
+  await phase("baseline", idle, timing.baselineMs, false);
+  const ctx = { server: cacheServer, admin, proxy, workers, workerCount, plan: plan!, loads };
+  for (const fault of schedule as Fault[]) await phase(fault.name, () => fault.run(ctx), timing.recoverMs, true);
 } finally {
   await workers.stop();
 }
@@ -165,17 +199,29 @@ const failures = verdict({
   expected: baseline.before.workers,
   left,
   failedWorkers: workers.failed,
+  recoverMs: timing.recoverMs,
+  loads,
 });
 failures.push(...broken);
 
 const total = rows.reduce((a, r) => a + r.summary.gets, 0);
 console.log(
   `\n## herdless chaos run: ${workerCount} processes x ${rate} gets/s over ${settings.keys} Zipf keys, ` +
-    `${schedule.length} faults of ${settings.faultMs / 1000} s, ${settings.recoverMs / 1000} s recovery each ` +
+    `${schedule.length} faults of ${timing.faultMs / 1000} s, ${timing.recoverMs / 1000} s recovery each ` +
     `(wakeups: ${wakeups}${
       args["no-limit"] ? ", without limit()" : ""
     }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
 );
+if (plan !== undefined) {
+  console.log(
+    `Load faults sized to ${Math.round(fraction * 100)}% of the ${drained}: 1 MB value 1 + ${plan.bigGets} raw x ` +
+      `per worker every ${plan.bigEveryMs} ms (${byteRate(bigDemand(plan, workerCount))}${
+        plan.bigFits ? "" : ", too much for this machine: not run"
+      }), 64 MB value every ${plan.hugeEveryMs} ms (${byteRate(hugeDemand(plan))}${
+        plan.hugeFits ? "" : ", too much for this machine: not run"
+      }); recovery from them counted from their last reply.\n`,
+  );
+}
 console.log(formatTable(rows, notes));
 console.log("\nErrors by message (numbers masked as N, key hashes as {…}, addresses as …):\n");
 for (const r of rows) {

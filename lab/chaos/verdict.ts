@@ -2,11 +2,15 @@
  * The exit code's reasons: the four hard failures, never errors during a
  * fault (those are what the table measures). A hang, a value going backwards
  * (or another key's value, worse still), a connection left behind after a
- * fault or after close(), and a worker that does not recover or dies.
+ * fault or after close(), a worker that does not recover or dies, and a load
+ * fault whose requests never all arrived. Recovery is judged from the end of
+ * each fault as it ran: a load fault ends when its last reply has arrived,
+ * so what the machine takes to drain it is not held against the code.
  *
  * @module
  */
 import { settings } from "./config.ts";
+import type { LoadRun } from "./load.ts";
 import type { Connections } from "./probe.ts";
 import type { Row } from "./table.ts";
 
@@ -21,6 +25,10 @@ export interface VerdictInput {
   left: Connections;
   /** Workers that died or would not stop. */
   failedWorkers: string[];
+  /** How long each worker had to recover after each fault. */
+  recoverMs: number;
+  /** The load faults as they ran. */
+  loads: LoadRun[];
 }
 
 /** Every hard failure, one line each; empty when the run passes. */
@@ -32,7 +40,7 @@ export function verdict(input: VerdictInput): string[] {
     if (r.summary.backwards > 0) failures.push(`${r.name}: ${r.summary.backwards} values went backwards`);
     if (r.summary.wrong > 0) failures.push(`${r.name}: ${r.summary.wrong} gets were served another key's value`);
     if (r.fault && r.summary.recoverMs === undefined) {
-      failures.push(`${r.name}: a worker did not recover within ${settings.recoverMs} ms`);
+      failures.push(`${r.name}: a worker did not recover within ${input.recoverMs} ms`);
     }
     if (r.after.workers > input.expected || r.after.proxy > input.expected) {
       failures.push(
@@ -44,6 +52,15 @@ export function verdict(input: VerdictInput): string[] {
     failures.push(
       `after close(): ${input.left.workers} worker connections on the server, ${input.left.proxy} in the proxy`,
     );
+  }
+  for (const l of input.loads) {
+    if (l.settledWorkers < l.workers) {
+      failures.push(
+        `${l.name}: ${
+          l.workers - l.settledWorkers
+        } of ${l.workers} workers still had requests of the fault pending ${settings.hangMs} ms after it ended`,
+      );
+    }
   }
   failures.push(...input.failedWorkers);
   return failures;

@@ -7,9 +7,12 @@
  *
  * It reports on stdout, one JSON object a line (see `protocol.ts`): a record
  * per measurement window, each hang, and remarks on the 64 MB gets.
- * On stdin it takes `burst` (64 concurrent gets of the 1 MB value), `huge`
- * (worker 0 only: one get of the 64 MB value through a cache with a 500 ms
- * lease) and `stop` (drain, close, report what never settled, exit).
+ * On stdin it takes `drain <ms>` (measure how fast its connection drains raw
+ * 1 MB GETs), `burst <n>` (one cached get of the 1 MB value, then n raw
+ * GETs of it at once), `huge` (worker 0 only: one get of the 64 MB value
+ * through a cache with a 500 ms lease), `settle` (wait for the bursts and
+ * huge gets, report what they moved) and `stop` (drain, close, report what
+ * never settled, exit).
  *
  * @module
  */
@@ -18,6 +21,7 @@ import { createInterface } from "node:readline";
 import { coalesce, connect, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
 import { settings, type WorkerConfig } from "./config.ts";
 import { originLoader, type Value } from "./origin.ts";
+import { measureDrain, RAW_BIG_KEY, replyBytes } from "./drain_probe.ts";
 import { errorClass, errorMessage, type Report, type Window } from "./protocol.ts";
 import { zipf } from "./zipf.ts";
 
@@ -125,16 +129,55 @@ function flush(all: boolean): void {
 }
 const reporter = setInterval(() => flush(false), settings.windowMs);
 
-async function burst(): Promise<void> {
-  await get(settings.bigKey);
-  await Promise.all(Array.from({ length: settings.bigBurst }, () => get(settings.bigKey)));
+/** The load faults' requests since the last `settle`. */
+const load = { pending: new Set<Promise<unknown>>(), requests: 0, bytes: 0, errors: 0, first: 0, last: 0 };
+function track(request: Promise<number>): void {
+  if (load.requests++ === 0) load.first = performance.now();
+  const p = request.then((bytes) => void (load.bytes += bytes), () => void load.errors++)
+    .finally(() => {
+      load.pending.delete(p);
+      load.last = performance.now();
+    });
+  load.pending.add(p);
+}
+
+/** A cached get's outcome as bytes moved: `get()` resolves `version <n>` when served, the error's class otherwise. */
+function served(bytes: number): (outcome: string) => number {
+  return (outcome) => {
+    if (!outcome.startsWith("version ")) throw new Error(outcome);
+    return bytes;
+  };
+}
+
+/**
+ * One cached get of the 1 MB value (the cache's path for a large value), then `n` raw GETs of it at once: through
+ * the cache, a burst of one key may be served by one read, and the fault must still load the connection.
+ */
+function burst(n: number): void {
+  track(get(settings.bigKey).then(served(settings.bigBytes)));
+  for (let i = 0; i < n; i++) track(redis.send(["GET", RAW_BIG_KEY]).then(replyBytes));
+}
+
+async function settle(): Promise<void> {
+  const settled = await within(Promise.all(load.pending));
+  send({
+    t: "load",
+    requests: load.requests,
+    bytes: load.bytes,
+    errors: load.errors,
+    settled,
+    ms: load.requests === 0 ? 0 : Math.round((settled ? load.last : performance.now()) - load.first),
+  });
+  Object.assign(load, { requests: 0, bytes: 0, errors: 0, first: 0, last: 0 });
 }
 
 /** One get of the 64 MB value, its outcome told in a note (the table's counts mix it with every other get). */
 async function huge(): Promise<void> {
   const started = performance.now();
   const before = hugeCache.stats();
-  const outcome = await get(settings.hugeKey, hugeCache);
+  const request = get(settings.hugeKey, hugeCache);
+  track(request.then(served(settings.hugeBytes)));
+  const outcome = await request;
   const after = hugeCache.stats();
   send({
     t: "note",
@@ -172,7 +215,13 @@ async function stop(): Promise<void> {
 }
 
 createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line === "burst") void burst();
+  const [command, arg] = line.split(" ");
+  if (command === "burst") burst(Number(arg));
+  else if (command === "drain") {
+    // A probe that fails reports nothing drained: the parent then refuses to size the faults on it.
+    void measureDrain(redis, RAW_BIG_KEY, Number(arg)).catch(() => ({ bytes: 0, ms: Number(arg) }))
+      .then((d) => send({ t: "drain", ...d }));
+  } else if (command === "settle") void settle();
   else if (line === "huge" && config.id === 0) void huge();
   else if (line === "stop") void stop();
 });

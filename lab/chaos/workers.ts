@@ -17,6 +17,11 @@ const script = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 export interface Workers {
   broadcast(line: string): void;
+  /**
+   * Send a command line to every worker and collect each one's answer of type `t`; after `withinMs`, whatever
+   * arrived (a worker that died never answers).
+   */
+  ask<T extends Report["t"]>(line: string, t: T, withinMs: number): Promise<Extract<Report, { t: T }>[]>;
   /** Workers that exited on their own, or did not exit when stopped. */
   readonly failed: string[];
   /** Tell every worker to drain and exit; resolves when all have (or were killed for not doing so). */
@@ -28,6 +33,7 @@ export async function startWorkers(configs: WorkerConfig[], collector: Collector
   const failed: string[] = [];
   let stopping = false;
   const children: { child: ChildProcess; exited: Promise<void> }[] = [];
+  const waiting = new Map<Report["t"], { answers: Report[]; done: () => void }>();
   const ready = configs.map((config) =>
     new Promise<void>((resolve, reject) => {
       const child = spawn(process.execPath, [...process.execArgv, script, JSON.stringify(config)], {
@@ -50,6 +56,11 @@ export async function startWorkers(configs: WorkerConfig[], collector: Collector
           return;
         }
         if (report.t === "ready") resolve();
+        const waiter = waiting.get(report.t);
+        if (waiter !== undefined) {
+          waiter.answers.push(report);
+          if (waiter.answers.length === children.length) waiter.done();
+        }
         collector.add(config.id, report);
       });
     })
@@ -59,6 +70,18 @@ export async function startWorkers(configs: WorkerConfig[], collector: Collector
     failed,
     broadcast(line) {
       for (const { child } of children) child.stdin?.write(`${line}\n`);
+    },
+    async ask(line, t, withinMs) {
+      const answers: Report[] = [];
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((done) => {
+        waiting.set(t, { answers, done });
+        timer = setTimeout(done, withinMs);
+        for (const { child } of children) child.stdin?.write(`${line}\n`);
+      });
+      clearTimeout(timer);
+      waiting.delete(t);
+      return answers as Extract<Report, { t: typeof t }>[];
     },
     async stop() {
       stopping = true;

@@ -5,7 +5,8 @@
  * @module
  */
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./common.ts";
+import { checkArgs } from "../connection/mod.ts";
+import { nameOf, numberText, run } from "./common.ts";
 
 /**
  * What {@linkcode fromBunRedis} calls on Bun's `RedisClient` (`import {
@@ -75,7 +76,7 @@ export function fromBunRedis(client: BunRedisClient): RedisLike {
   }
   return {
     send: function sendThroughBun(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
-      const bad = checkCommand(command);
+      const bad = checkArgs(command);
       if (bad !== undefined) return Promise.reject(bad);
       const name = nameOf(command);
       const args: (string | Uint8Array)[] = new Array(command.length - 1);

@@ -9,29 +9,11 @@
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import { NEVER } from "../shared/mod.ts";
-import { type Deadline, Deadlines } from "../connection/mod.ts";
+import { commandName, type Deadline, Deadlines } from "../connection/mod.ts";
 import { RedisReplyError, TimeoutError } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
-
-/** The rejection of a command that cannot be sent, with our client's message, or `undefined` when it can. */
-export function checkCommand(command: readonly Arg[]): TypeError | undefined {
-  if (!Array.isArray(command) || command.length === 0) {
-    return new TypeError("Cannot send: 'command' must be a non-empty array");
-  }
-  for (let i = 0; i < command.length; i++) {
-    const a: unknown = command[i];
-    const t = typeof a;
-    if (t === "string" || a instanceof Uint8Array) continue;
-    if (t === "number" && Number.isFinite(a)) continue;
-    return new TypeError(
-      `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
-        a === null ? "null" : t === "number" ? String(a) : t
-      }`,
-    );
-  }
-  return undefined;
-}
 
 const utf8 = new TextDecoder();
 
@@ -43,6 +25,18 @@ const utf8 = new TextDecoder();
  */
 export function numberText(n: number): string {
   return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n).toString() : String(n);
+}
+
+/**
+ * An argument as the foreign clients write it: ioredis writes a Buffer byte
+ * for byte but anything else with String() (a plain Uint8Array would go out
+ * as "1,2,3"), node-redis takes strings and Buffers only. A Buffer over the
+ * same memory costs no copy.
+ */
+export function bufferArgument(arg: Arg): string | Buffer {
+  if (typeof arg === "string") return arg;
+  if (typeof arg === "number") return numberText(arg);
+  return Buffer.isBuffer(arg) ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
 }
 
 /** The command's name as a string (a binary name decoded as UTF-8): the foreign clients want a string. */
@@ -111,9 +105,7 @@ class Pending implements Deadline {
 // alone never keeps a process alive.
 const deadlines = new Deadlines<Pending>((p) => {
   const waited = Date.now() - p.startedAt;
-  const head = p.command[0];
-  const name = typeof head === "string" ? head.toUpperCase() : "(binary)";
-  p.fail(new TimeoutError(`Command ${name} timed out after ${waited} ms`, waited));
+  p.fail(new TimeoutError(`Command ${commandName(p.command[0])} timed out after ${waited} ms`, waited));
 });
 
 /** How many adapter commands are waiting on a deadline (their tests check none is left behind). */

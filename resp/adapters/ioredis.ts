@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./common.ts";
+import { checkArgs } from "../connection/mod.ts";
+import { bufferArgument, nameOf, run } from "./common.ts";
 
 /**
  * What {@linkcode fromIoredis} calls on an ioredis client: `call` and
@@ -77,24 +78,15 @@ export function fromIoredis(client: IoredisClient): RedisLike {
   }
   return {
     send: function sendThroughIoredis(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
-      const bad = checkCommand(command);
+      const bad = checkArgs(command);
       if (bad !== undefined) return Promise.reject(bad);
       const name = nameOf(command);
       const args: (string | Buffer)[] = new Array(command.length - 1);
-      for (let i = 1; i < command.length; i++) args[i - 1] = argument(command[i]!);
+      for (let i = 1; i < command.length; i++) args[i - 1] = bufferArgument(command[i]!);
       const start = options?.buffers === true
         ? () => client.callBuffer(name, ...args)
         : () => client.call(name, ...args);
       return run(command, options, start);
     },
   };
-}
-
-// ioredis writes a Buffer byte for byte but anything else with String(): a
-// plain Uint8Array would go out as "1,2,3". A Buffer over the same memory
-// costs no copy.
-function argument(arg: Arg): string | Buffer {
-  if (typeof arg === "string") return arg;
-  if (typeof arg === "number") return numberText(arg);
-  return Buffer.isBuffer(arg) ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
 }

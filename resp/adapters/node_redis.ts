@@ -6,7 +6,9 @@
  */
 import { Buffer } from "node:buffer";
 import type { Arg, RedisLike, Reply, SendOptions } from "../types.ts";
-import { checkCommand, nameOf, numberText, run } from "./common.ts";
+import { checkArgs } from "../connection/mod.ts";
+import { firstKey } from "../cluster/mod.ts";
+import { bufferArgument, nameOf, run } from "./common.ts";
 
 /**
  * The per-command options {@linkcode fromNodeRedis} passes: node-redis 4
@@ -118,11 +120,11 @@ export function fromNodeRedis(client: NodeRedisClient | NodeRedisCluster): Redis
   const single = cluster === undefined ? client as NodeRedisClient : undefined;
   return {
     send: function sendThroughNodeRedis(command: readonly Arg[], options?: SendOptions): Promise<Reply> {
-      const bad = checkCommand(command);
+      const bad = checkArgs(command);
       if (bad !== undefined) return Promise.reject(bad);
       const args: (string | Buffer)[] = new Array(command.length);
       args[0] = nameOf(command);
-      for (let i = 1; i < command.length; i++) args[i] = argument(command[i]!);
+      for (let i = 1; i < command.length; i++) args[i] = bufferArgument(command[i]!);
       const base = options?.buffers === true ? BYTES : TEXT;
       const signal = options?.signal;
       // node-redis 5+ drops a command still unwritten when its signal aborts,
@@ -134,42 +136,11 @@ export function fromNodeRedis(client: NodeRedisClient | NodeRedisCluster): Redis
         ? () => single.sendCommand(args, o)
         // Never a replica (isReadonly false): the cache re-reads what it
         // just wrote, and a replica may not have it yet.
-        : () => cluster!.sendCommand(firstKey(args), false, args, o);
+        : () => {
+          const key = firstKey(command);
+          return cluster!.sendCommand(key === undefined ? undefined : bufferArgument(key), false, args, o);
+        };
       return run(command, options, start);
     },
   };
-}
-
-// node-redis writes strings and Buffers only; a Buffer over the same memory
-// as a Uint8Array costs no copy.
-function argument(arg: Arg): string | Buffer {
-  if (typeof arg === "string") return arg;
-  if (typeof arg === "number") return numberText(arg);
-  return Buffer.isBuffer(arg) ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
-}
-
-// Commands that any node answers (node-redis then picks one).
-const KEYLESS = new Set(
-  (
-    "ping echo publish time info script function cluster client config command hello auth select dbsize " +
-    "flushall flushdb randomkey keys scan wait lastsave role pubsub lolwut debug"
-  ).split(" "),
-);
-const NUMKEYS = new Set(["eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"]);
-
-/** The key a node-redis cluster routes `args` by, or `undefined` for any node. */
-function firstKey(args: readonly (string | Buffer)[]): string | Buffer | undefined {
-  const name = String(args[0]).toLowerCase();
-  if (NUMKEYS.has(name)) {
-    // EVAL script numkeys key...: the first key follows numkeys.
-    return Number(String(args[2])) > 0 ? args[3] : undefined;
-  }
-  if (KEYLESS.has(name)) return undefined;
-  // OBJECT ENCODING key, MEMORY USAGE key.
-  if (name === "object" || name === "memory") return args[2];
-  if (name === "xread" || name === "xreadgroup") {
-    const at = args.findIndex((a) => typeof a === "string" && a.toLowerCase() === "streams");
-    return at === -1 ? undefined : args[at + 1];
-  }
-  return args[1];
 }

@@ -122,6 +122,18 @@ function numkeys(command: readonly Arg[], at: number): Arg[] | undefined {
   return command.slice(at + 1, at + 1 + n);
 }
 
+/**
+ * The key a command is routed by, or `undefined` when any node will do: how
+ * a foreign cluster client (node-redis') is told where to send it. A command
+ * a ClusterClient refuses is routed by its first argument, as that client
+ * would.
+ */
+export function firstKey(command: readonly Arg[]): Arg | undefined {
+  const head = command[0];
+  if (typeof head === "string" && SPECS.get(head.toLowerCase())?.kind === "refuse") return command[1];
+  return commandKeys(command)?.[0];
+}
+
 /** The slot a command must go to, or -1 when any node will do. */
 export function routeSlot(command: readonly Arg[]): number {
   const keys = commandKeys(command);

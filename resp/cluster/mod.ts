@@ -6,4 +6,5 @@
  * @module
  */
 export { ClusterClient, type ClusterOptions, type ClusterStats, connectCluster } from "./client.ts";
+export { firstKey } from "./command_keys.ts";
 export { CrossSlotError, isCrossSlotError, keySlot } from "./slot.ts";

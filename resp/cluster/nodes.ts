@@ -6,13 +6,12 @@
  *
  * @module
  */
+import { ignore } from "../shared/mod.ts";
 import { RedisClient } from "../client.ts";
 import { LearnedSlots } from "./learned.ts";
 import { type MapSource, readSlotMap } from "./read_slot_map.ts";
 import type { ResolvedClusterOptions } from "./options.ts";
 import { emptyTopology, type NodeAddress, type Topology } from "./slot_map.ts";
-
-const noop = () => {};
 
 /** A node's connection; `failed` once its first connection attempt failed. */
 export interface Node {
@@ -150,7 +149,7 @@ export class ClusterNodes {
     const wait = this.#lastRefreshAt + this.#o.retryDelayMs - Date.now();
     this.#refreshTimer = setTimeout(() => {
       this.#refreshTimer = undefined;
-      this.refresh().catch(noop);
+      this.refresh().catch(ignore);
     }, Math.max(0, wait));
   }
 
@@ -176,7 +175,7 @@ export class ClusterNodes {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#refreshTimer);
-    await this.#refreshing?.catch(noop);
+    await this.#refreshing?.catch(ignore);
     const nodes = [...this.#nodes.values()];
     this.#nodes.clear();
     await Promise.all(nodes.map((n) => n.client.close()));
@@ -212,7 +211,7 @@ export class ClusterNodes {
     this.#retiredGenerations += node.client.generation;
     this.hooks?.retired(node.client);
     // Commands already written there finish (or fail) on their own; nothing new is sent.
-    node.client.close().catch(noop);
+    node.client.close().catch(ignore);
   }
 
   async #readMap(): Promise<void> {

@@ -6,14 +6,13 @@
  *
  * @module
  */
+import { ignore } from "../shared/mod.ts";
 import { type PushListener, RedisClient } from "../client.ts";
 import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
 import { Subscriptions } from "../connection/mod.ts";
 import type { NodeAddress } from "./slot_map.ts";
 import type { Arg, ConnectionEvent, Reply, SendOptions } from "../types.ts";
-
-const noop = () => {};
 
 /**
  * Picks where the subscriber should live: a connected primary other than
@@ -115,7 +114,7 @@ export class ClusterSubscriber {
       old.destroy();
       const server = from === undefined ? "" : `${from.host}:${from.port}`;
       this.#emit({ type: "disconnect", server, cause: new ConnectionError("the subscriber moved to another node") });
-      const restored = this.#subscriptions.restore().map((command) => client.send(command).catch(noop));
+      const restored = this.#subscriptions.restore().map((command) => client.send(command).catch(ignore));
       void Promise.all(restored).then(() => {
         if (this.#client === client && client.connected) {
           this.#emit({ type: "ready", server: `${target.host}:${target.port}`, generation: client.generation });

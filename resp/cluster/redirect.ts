@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { onAbort } from "../shared/mod.ts";
+import { ignore, onAbort } from "../shared/mod.ts";
+import { commandName } from "../connection/mod.ts";
 import type { ClusterNodes, Node } from "./nodes.ts";
 import type { ResolvedClusterOptions } from "./options.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "../errors.ts";
@@ -16,8 +17,6 @@ import type { Arg, Reply, SendOptions } from "../types.ts";
 
 /** Replies that mean "not now, nothing ran": the command is tried again after `retryDelayMs`. */
 export const RETRYABLE: ReadonlySet<string> = new Set(["TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"]);
-
-const noop = () => {};
 
 /** The counters the loop updates, part of the client's `ClusterStats`. */
 export interface RedirectStats {
@@ -169,7 +168,7 @@ export class Redirector {
         };
         // ASKING and the command leave in the same write (automatic pipelining):
         // ASKING only covers the very next command on that connection.
-        if (ask !== undefined) node.client.send(["ASKING"]).catch(noop);
+        if (ask !== undefined) node.client.send(["ASKING"]).catch(ignore);
         ask = undefined;
         try {
           return await node.client.send(r.command, sendOptions);
@@ -228,20 +227,15 @@ export class Redirector {
   }
 }
 
-/** The command's name, upper case. */
-function nameOf(command: readonly Arg[]): string {
-  return typeof command[0] === "string" ? command[0].toUpperCase() : "(binary)";
-}
-
 function timeout(r: Redirected, cause: unknown): TimeoutError {
   const waited = Date.now() - r.startedAt;
   return new TimeoutError(
-    `Command ${nameOf(r.command)} timed out after ${waited} ms`,
+    `Command ${commandName(r.command[0])} timed out after ${waited} ms`,
     waited,
     cause === undefined ? undefined : { cause },
   );
 }
 
 function describe(r: Redirected): string {
-  return r.slot >= 0 ? `${nameOf(r.command)} (slot ${r.slot})` : nameOf(r.command);
+  return r.slot >= 0 ? `${commandName(r.command[0])} (slot ${r.slot})` : commandName(r.command[0]);
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { replyText } from "../shared/mod.ts";
 import { SLOTS } from "./crc16.ts";
 import type { Reply, ReplyMap } from "../types.ts";
 
@@ -61,8 +62,8 @@ function fields(value: Reply | undefined): ReplyMap | undefined {
 }
 
 function text(value: Reply | undefined): string {
-  if (typeof value === "string") return value;
-  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  const t = replyText(value);
+  if (t !== undefined) return t;
   if (typeof value === "number" || typeof value === "bigint") return String(value);
   return "";
 }

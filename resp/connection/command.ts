@@ -96,9 +96,11 @@ export class Command implements Deadline, EventListenerObject {
   }
 }
 
-/** The command's name for messages: upper case, or "(binary)" when given as bytes. */
-export function commandName(cmd: Command): string {
-  const first = cmd.name;
+/**
+ * A command's name for messages and traces, from its first argument: upper
+ * case, or "(binary)" when given as bytes. The one place that derives it.
+ */
+export function commandName(first: Arg | undefined): string {
   return typeof first === "string" ? first.toUpperCase() : "(binary)";
 }
 

@@ -350,7 +350,9 @@ export class Connection {
       reportOverdueCheck("reset");
       this.#transport.destroy(
         new ConnectionError(
-          `Reset the connection: the reply to ${commandName(cmd)} is still incomplete ${graceMs} ms after it timed out`,
+          `Reset the connection: the reply to ${
+            commandName(cmd.name)
+          } is still incomplete ${graceMs} ms after it timed out`,
         ),
       );
     }, graceMs);

@@ -42,6 +42,9 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
   }
   if (o.db !== 0) steps.push(["SELECT", o.db]);
   steps.push(...subscriptions.restore());
+  // Last, so its reply is the last one: a server the sentinels named may have
+  // been demoted since (or not yet promoted).
+  if (o.role !== undefined) steps.push(["ROLE"]);
   return steps;
 }
 
@@ -142,6 +145,8 @@ async function exchange(
           resolve(null);
         } else reject({ step: args, error } satisfies Refused);
       };
+      // ROLE is an @admin command a least-privilege user may lack: its refusal is an answer, judged below.
+      if (args[0] === "ROLE") cmd.reject = (error) => resolve(error as RedisReplyError);
     });
     // A restored subscription gets one confirmation per channel.
     if (typeof args[0] === "string" && isSubscribeKind(args[0].toLowerCase())) cmd.expect = args.length - 1;
@@ -160,10 +165,21 @@ async function exchange(
       );
     }, o.connectTimeoutMs);
   });
+  let answers: Reply[];
   try {
-    await Promise.race([Promise.all(replies), timeout]);
+    answers = await Promise.race([Promise.all(replies), timeout]);
   } finally {
     clearTimeout(timer);
   }
+  if (o.role !== undefined) checkRole(answers[answers.length - 1]!, o.role);
   return nameRefused === undefined ? {} : { nameRefused };
+}
+
+/** The last handshake step's answer: ROLE's reply, or its refusal. */
+function checkRole(role: Reply, expected: string): void {
+  // Refused by the ACL: the server stays unchecked, and a replica is found out by its READONLY replies.
+  if (role instanceof RedisReplyError && role.code === "NOPERM") return;
+  if (role instanceof RedisReplyError) throw { step: ["ROLE"], error: role } satisfies Refused;
+  const said = Array.isArray(role) ? String(role[0]) : String(role);
+  if (said !== expected) throw new Error(`ROLE says ${said}, not ${expected}`);
 }

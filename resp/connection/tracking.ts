@@ -13,12 +13,11 @@
  *
  * @module
  */
+import { replyText } from "../shared/mod.ts";
 import type { Arg, Reply, TrackingListener } from "../types.ts";
 
-const decoder = new TextDecoder();
-
 function text(value: Reply): string {
-  return typeof value === "string" ? value : value instanceof Uint8Array ? decoder.decode(value) : String(value);
+  return replyText(value) ?? String(value);
 }
 
 /** The tracking state of one client. */

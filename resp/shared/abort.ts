@@ -69,21 +69,3 @@ export function race<T>(promise: Promise<T>, signal: AbortSignal | undefined): P
     );
   });
 }
-
-/**
- * Resolve after `ms`, or reject with `signal.reason` when `signal` aborts
- * first.
- */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise<void>((resolve, reject) => {
-    const stop = onAbort(signal, () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    });
-    const timer = setTimeout(() => {
-      stop();
-      resolve();
-    }, ms);
-  });
-}

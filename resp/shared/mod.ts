@@ -7,6 +7,8 @@
  */
 export { listenAbort, NEVER, onAbort, race, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
+export { ignore } from "./ignore.ts";
+export { replyText } from "./text.ts";
 export { commandChannel, eventChannel, getChannel, type Traceable, traced } from "./tracing.ts";
 export {
   boolean,

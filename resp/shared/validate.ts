@@ -76,18 +76,6 @@ export function optionalString(where: string, name: string, value: unknown): str
   return value;
 }
 
-/** `undefined`, or throws a `TypeError` unless `value` is an `AbortSignal`. */
-export function optionalSignal(where: string, name: string, value: unknown): AbortSignal | undefined {
-  if (value === undefined) return undefined;
-  if (
-    typeof (value as AbortSignal | null)?.addEventListener !== "function" ||
-    typeof (value as AbortSignal).aborted !== "boolean"
-  ) {
-    throw new TypeError(`Cannot ${where}: '${name}' must be an AbortSignal, got ${show(value)}`);
-  }
-  return value as AbortSignal;
-}
-
 /** Throws a `TypeError` unless `options` is `undefined` or an object; returns it (or `{}`). */
 export function optionsObject<T extends object>(where: string, options: unknown): Partial<T> {
   if (options === undefined) return {};

@@ -27,34 +27,17 @@ export class Background {
     return promise;
   }
 
-  /**
-   * Start `run` as the background refresh of `key`, unless one is already
-   * running for it (nothing to add) or `maxRefreshes` are (dropped, counted).
-   * A failure is counted as `refresh-error`; the stale entry keeps its deadline.
-   * `started` is emitted only when the refresh does start.
-   */
-  refresh(key: string, run: () => Promise<unknown>, started?: CacheEvent): void {
-    if (this.#refreshing.has(key)) return;
-    if (this.#refreshing.size >= this.#maxRefreshes) {
-      this.#emit({ type: "refresh-dropped", key });
-      return;
-    }
-    this.#refreshing.add(key);
-    if (started !== undefined) this.#emit(started);
-    this.track(
-      run()
-        .then(
-          () => {},
-          (error: unknown) => this.#emit({ type: "refresh-error", key, error }),
-        )
-        .finally(() => this.#refreshing.delete(key)),
-    );
+  /** {@linkcode refreshMany} of one key: `run` refreshes `key`; `early` counts it as an early refresh when it starts. */
+  refresh(key: string, run: () => Promise<unknown>, early: boolean): void {
+    this.refreshMany([key], run, early);
   }
 
   /**
    * Start `run` as one background refresh of several keys (a `getMany`
-   * batch): it gets the keys not already refreshing, up to `maxRefreshes`
-   * in all (the others are dropped, counted). A failure is counted once per key.
+   * batch, or one key): it gets the keys not already refreshing, up to
+   * `maxRefreshes` in all (the others are dropped, counted). A failure is
+   * counted once per key, as `refresh-error`; the stale entries keep their
+   * deadlines. With `early`, each key that starts is counted as an early refresh.
    */
   refreshMany(keys: readonly string[], run: (claimed: readonly string[]) => Promise<unknown>, early: boolean): void {
     const claimed: string[] = [];

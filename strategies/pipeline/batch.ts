@@ -18,12 +18,15 @@
  */
 import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
-import type { LoadMany } from "./cache.ts";
-import { request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import { ClosedError } from "../errors.ts";
+import type { LoadMany } from "./cache_types.ts";
+import { chained } from "./chain.ts";
+import type { Core } from "./core.ts";
+import { Choices } from "./loader_context.ts";
 import { runBatchOrigin } from "./publish.ts";
 import { isDeadline } from "./scope.ts";
 import { judge } from "./serve.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 /** One `getMany` call. */
 export interface BatchCall {
@@ -78,14 +81,24 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
     refresh(core, call, early, reads, items, true);
   }
   if (missing.length > 0) {
-    if (call.closing()) throw closedError();
+    if (call.closing()) throw new ClosedError("getMany");
     if (call.signal.aborted) throw call.signal.reason;
     const batch = new Batch(core, call, false);
     const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
-    const settled = await Promise.allSettled(fills.map((fill) => race(fill, call.signal)));
+    // swr's soft timeout, per identity that has an old value to serve.
+    const soft = softTimeoutOf(core.strategies);
+    const settled = await Promise.allSettled(
+      fills.map((fill, i) =>
+        race(soft === undefined || missing[i]!.fallback === undefined ? fill : softRace(fill, soft), call.signal)
+      ),
+    );
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
-      if (result.status === "fulfilled") values.set(item.keys.data, result.value.value);
+      if (result.status === "fulfilled" && result.value === SOFT) {
+        core.rec.emit({ type: "soft-timeout", key: item.keys.data });
+        core.rec.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback!.value);
+      } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
       else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
         core.rec.mark("stale", item.keys.data);
@@ -159,7 +172,7 @@ class Batch {
       seen,
       waiting: () => this.#move(slot, "waiting"),
     };
-    const req = request(fields, (arrived) =>
+    const req = chained(fields, (arrived) =>
       new Promise<Outcome>((resolve, reject) => {
         slot.req = arrived;
         slot.resolve = resolve;
@@ -212,12 +225,13 @@ class Batch {
     for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
     let started = core.now();
     try {
-      if (this.#call.closing() && !this.#background) throw closedError();
+      if (this.#call.closing() && !this.#background) throw new ClosedError("getMany");
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
       const stamp = await core.versions.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
+      const choices = new Choices(core, wave.length);
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {
@@ -228,9 +242,9 @@ class Batch {
             began = true;
             started = core.now();
             for (const key of keys) core.rec.emit({ type: "load-start", key, background: this.#background });
-            return this.#call.loadMany(identities, { signal: controller.signal });
+            return this.#call.loadMany(identities, choices.batchContext(controller.signal));
           },
-        );
+        ).finally(() => choices.settle());
         if (!Array.isArray(values) || values.length !== wave.length) {
           throw new TypeError(
             `Cannot getMany: loadMany resolved ${
@@ -247,7 +261,7 @@ class Batch {
       const loadMs = Math.max(0, Math.ceil(core.now() - started));
       await Promise.all(wave.map(async (slot, i) => {
         try {
-          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started));
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
         } catch (error) {
           slot.reject!(error);
         }

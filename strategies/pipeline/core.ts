@@ -24,7 +24,7 @@ import type {
   Wakeups,
 } from "../types.ts";
 import { Background } from "./background.ts";
-import type { PipelineOptions } from "./cache.ts";
+import type { PipelineOptions } from "./cache_types.ts";
 import { compose } from "./chain.ts";
 import { ServerClock } from "./clock.ts";
 import { KeyMemo } from "./key_memo.ts";
@@ -34,7 +34,7 @@ import { ChannelWakeups } from "./pubsub_wakeups.ts";
 import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
 import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
-import { isTrackingClient, Tracker } from "./tracking.ts";
+import { isTrackingClient, Tracker } from "./invalidations.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -173,7 +173,7 @@ export class Core {
       random,
       wakeups: this.wakeups,
       emit,
-      read: (keys, signal, extra) => reader.read(keys, signal, extra),
+      read: (keys, signal, extra) => reader.lookup(keys, signal, extra),
       accepts,
       degrade,
     };
@@ -185,12 +185,12 @@ export class Core {
       channel,
       commandTimeoutMs,
       maxValueBytes,
-      failOpen,
+      degrade,
       versions,
       now,
       label,
       emit,
-      reread: async (keys) => (await reader.read(keys, undefined)).entry,
+      reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
       ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
     });
     for (const s of strategies) s.attach?.(context);
@@ -306,11 +306,6 @@ export class Core {
       },
     });
   }
-}
-
-/** The error of a call made after `close()`. */
-export function closedError(): Error {
-  return new Error("Cannot get: the cache is closed");
 }
 
 const HIT: Verdict = Object.freeze({ kind: "hit" });

@@ -6,7 +6,9 @@
  * hl2;<v|n>;<publishedAt>;<freshMs>;<staleMs>;<ifErrorMs>;<loadMs>;<id>;<epoch>;<tags>;<payload>
  * ```
  *
- * `v` marks a value, `n` a "not found" marker (empty payload). `publishedAt`
+ * `v` marks a value, `n` a "not found" marker (empty payload), `z` a value
+ * whose payload is deflated (`compressed()`; the flag lives here, never in
+ * the payload, so no stored string or bytes can pass for compressed data). `publishedAt`
  * is 13 decimal digits of the server's own clock in ms: the client writes
  * zeros there and the publishing script overwrites them with the server's
  * `TIME` in the same atomic step, so a reader compares it with its estimate
@@ -25,6 +27,8 @@ import type { StoredEntry } from "../types.ts";
 /** What a stored envelope says. */
 export interface Envelope {
   readonly negative: boolean;
+  /** The payload is deflated (kind `z`); absent means false. */
+  readonly compressed?: boolean;
   /** Server time (ms since the epoch) of the publication. */
   readonly publishedAt: number;
   readonly freshMs: number;
@@ -63,7 +67,9 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
     tags += `${i === 0 ? "" : ","}${encodeURIComponent(fields.tags[i]!)}=${fields.tagVersions[i]}`;
   }
   const header =
-    `hl2;${fields.negative ? "n" : "v"};${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
+    `hl2;${
+      fields.negative ? "n" : fields.compressed === true ? "z" : "v"
+    };${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
     `${fields.loadMs};${fields.id};${fields.epoch};${tags};`;
   if (typeof payload === "string") return header + payload;
   if (!(payload instanceof Uint8Array)) {
@@ -77,7 +83,7 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
 }
 
 // Character codes of the header: "hl2;", "v" or "n", ";", digits.
-const H = 104, L = 108, TWO = 50, SEMI = 59, V = 118, N = 110, ZERO = 48, NINE = 57;
+const H = 104, L = 108, TWO = 50, SEMI = 59, V = 118, N = 110, Z = 122, ZERO = 48, NINE = 57;
 
 // The header is ASCII, so a character code of the text and a byte of the
 // bytes are the same thing at the same index; -1 past the end.
@@ -156,7 +162,7 @@ export function decodeEnvelope(raw: Uint8Array | string): Envelope {
   }
   if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== TWO || codeAt(raw, 3) !== SEMI) refuse(raw);
   const kind = codeAt(raw, 4);
-  if ((kind !== V && kind !== N) || codeAt(raw, 5) !== SEMI) refuse(raw);
+  if ((kind !== V && kind !== N && kind !== Z) || codeAt(raw, 5) !== SEMI) refuse(raw);
   const publishedAt = field(raw, PUBLISHED_AT_OFFSET);
   if (publishedAt < 0 || fieldEnd !== PUBLISHED_AT_OFFSET + 14) refuse(raw);
   const freshMs = field(raw, fieldEnd);
@@ -175,6 +181,7 @@ export function decodeEnvelope(raw: Uint8Array | string): Envelope {
   if (negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
   return {
     negative,
+    ...(kind === Z ? { compressed: true } : {}),
     publishedAt,
     freshMs,
     staleMs,
@@ -222,13 +229,19 @@ const asIs = (payload: string) => payload;
 export function decodeStored(
   raw: Uint8Array | string,
   decodePayload: (payload: Uint8Array | string) => unknown,
+  inflate?: (payload: Uint8Array) => Uint8Array,
 ): StoredEntry {
   // Text is what every text codec's hit reads: its own path, one character
   // access per header byte and no dispatch on the type in the loops.
   if (typeof raw === "string") return decodeText(raw, decodePayload);
   const e = decodeEnvelope(raw);
+  let payload = e.payload;
+  if (e.compressed === true) {
+    if (inflate === undefined) throw new Error("a compressed value, and this cache's codec is not compressed()");
+    payload = inflate(payload as Uint8Array);
+  }
   return {
-    value: e.negative ? undefined : decodePayload(e.payload),
+    value: e.negative ? undefined : decodePayload(payload),
     negative: e.negative,
     publishedAt: e.publishedAt,
     freshMs: e.freshMs,

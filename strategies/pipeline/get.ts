@@ -11,13 +11,17 @@
  */
 import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
-import { type CallSettings, callSettings, defaultCall } from "./call.ts";
-import type { GetOptions } from "./cache.ts";
-import { type Request, request } from "./chain.ts";
-import { closedError, type Core } from "./core.ts";
+import { ClosedError } from "../errors.ts";
+import { type CallSettings, callSettings, defaultCall } from "./call_settings.ts";
+import type { GetOptions } from "./cache_types.ts";
+import { chained, type ChainedRequest } from "./chain.ts";
+import type { Core } from "./core.ts";
 import type { Lifecycle } from "./lifecycle.ts";
+import { Choices } from "./loader_context.ts";
+import { type CacheResult, Report } from "./result.ts";
 import { CallScope, isDeadline } from "./scope.ts";
 import { judge } from "./serve.ts";
+import { SOFT, softRace, softTimeoutOf } from "./soft_timeout.ts";
 
 const NO_HIT = Symbol("no near hit");
 
@@ -32,16 +36,19 @@ export interface RequestState {
 export class Gets {
   readonly #core: Core;
   readonly #life: Lifecycle;
+  /** swr's softTimeoutMs, if any: how long a caller with a fallback waits for its load. */
+  readonly #softMs: number | undefined;
 
   constructor(core: Core, life: Lifecycle) {
     this.#core = core;
     this.#life = life;
+    this.#softMs = softTimeoutOf(core.strategies);
   }
 
   /** One `get`, through the fastest path its call allows. */
   get(identity: Identity, loader: Loader<unknown>, options: GetOptions | undefined): Promise<unknown> {
     // A closed cache or a loader that is not a function: refused, in that order.
-    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse(loader);
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse("get", loader);
     const core = this.#core;
     let keys: Keys;
     let call: CallSettings;
@@ -68,15 +75,44 @@ export class Gets {
     return this.#getRead(keys, identity, loader, call, signal);
   }
 
-  #refuse(loader: Loader<unknown>): Promise<never> {
+  /**
+   * One `getEntry`: `get`'s read, judgement and fill (the near tier is read
+   * by the shared read), gathering a report on its way; `get` passes none.
+   */
+  getEntry(
+    identity: Identity,
+    loader: Loader<unknown>,
+    options: GetOptions | undefined,
+  ): Promise<CacheResult<unknown>> {
+    if (this.#life.closing !== undefined || typeof loader !== "function") return this.#refuse("getEntry", loader);
+    const core = this.#core;
+    let keys: Keys;
+    let call: CallSettings;
+    let signal: AbortSignal | undefined;
     try {
-      this.#life.enter();
-      this.#life.leave();
-      func("get", "loader", loader);
+      keys = core.keys(identity);
+      if (options === undefined) call = defaultCall(core.ttlMs);
+      else {
+        const o = optionsObject<GetOptions>("getEntry", options);
+        call = callSettings("getEntry", o, core);
+        signal = o.signal;
+      }
     } catch (error) {
       return Promise.reject(error);
     }
-    return Promise.reject(closedError());
+    const report = new Report();
+    return this.#getRead(keys, identity, loader, call, signal, report).then((value) => report.result(value));
+  }
+
+  #refuse(method: string, loader: Loader<unknown>): Promise<never> {
+    try {
+      this.#life.enter(method);
+      this.#life.leave();
+      func(method, "loader", loader);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.reject(new ClosedError(method));
   }
 
   // One read of Redis (shared with the gets of the key already reading),
@@ -92,10 +128,11 @@ export class Gets {
     loader: Loader<unknown>,
     call: CallSettings,
     signal: AbortSignal | undefined,
+    report?: Report,
   ): Promise<unknown> {
     const core = this.#core;
     const key = keys.data;
-    this.#life.enter();
+    this.#life.enter("get");
     const timeoutMs = call.timeoutMs;
     const scope = timeoutMs === undefined && signal === undefined ? undefined : new CallScope(key, signal, timeoutMs);
     try {
@@ -105,7 +142,7 @@ export class Gets {
         keys,
         scope === undefined || this.#bounded(key, call, signal) ? undefined : scope.signal,
       );
-      const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near);
+      const out = this.#serve(keys, identity, loader, call, scope, read.entry, read.near, report);
       // A hit's value is returned as is: an await of it would cost one more turn.
       return out instanceof Promise ? await out : out;
     } catch (error) {
@@ -154,11 +191,13 @@ export class Gets {
     scope: CallScope | undefined,
     entry: Entry | undefined,
     near: boolean,
+    report: Report | undefined,
   ): unknown {
     const core = this.#core;
     const key = keys.data;
     const verdict = judge(core, key, entry, near);
     if (verdict.kind !== "miss") {
+      report?.served(entry!, near, verdict.kind === "stale");
       // A cache that is closing starts no refresh: close() may be about to resolve.
       if (verdict.kind !== "hit" && this.#life.closing === undefined) {
         this.refresh(keys, identity, loader, call, entry!, verdict.kind === "refresh");
@@ -168,20 +207,37 @@ export class Gets {
     core.rec.mark("miss", key);
     const fallback = verdict.fallback;
     const signal = scope === undefined ? NEVER : scope.signal;
-    return this.#fill(this.request(keys, identity, loader, call, { signal, background: false, seen: entry }), fallback);
+    const req = this.request(keys, identity, loader, call, { signal, background: false, seen: entry });
+    return this.#fill(req, fallback, near, report);
   }
 
-  async #fill(req: Request, fallback: Entry | undefined): Promise<unknown> {
+  async #fill(
+    req: ChainedRequest,
+    fallback: Entry | undefined,
+    near: boolean,
+    report: Report | undefined,
+  ): Promise<unknown> {
     const core = this.#core;
     const signal = req.signal;
     try {
       // A get that read while close() was called loads nothing (stale-if-error still applies).
-      if (this.#life.closing !== undefined) throw closedError();
+      if (this.#life.closing !== undefined) throw new ClosedError(report === undefined ? "get" : "getEntry");
       // A caller gone during the read must not start a load nobody waits for.
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      return (await race(core.background.track(core.chain(req)), signal)).value;
+      const fill = core.background.track(core.chain(req));
+      const soft = fallback === undefined ? undefined : this.#softMs;
+      const outcome = await race(soft === undefined ? fill : softRace(fill, soft), signal);
+      if (outcome === SOFT) {
+        // The old value now; the load goes on, tracked, and publishes.
+        core.rec.emit({ type: "soft-timeout", key: req.keys.data });
+        core.rec.mark("stale", req.keys.data);
+        report?.served(fallback!, near, true);
+        return fallback!.value;
+      }
+      report?.filled(outcome);
+      return outcome.value;
     } catch (error) {
       // A caller who cancelled wants no answer; a caller whose deadline ran
       // out (timeoutMs, AbortSignal.timeout) still prefers stale to nothing.
@@ -189,17 +245,31 @@ export class Gets {
       if (fallback === undefined || cancelled) throw error;
       // Stale-if-error: the old value beats the failure while its window lasts.
       core.rec.mark("stale", req.keys.data);
+      report?.served(fallback, near, true);
       return fallback.value;
     }
   }
 
   /** The fill request of `identity`: the strategies' chain ends in its load and publication. */
-  request(keys: Keys, identity: Identity, loader: Loader<unknown>, call: CallSettings, state: RequestState): Request {
+  request(
+    keys: Keys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallSettings,
+    state: RequestState,
+  ): ChainedRequest {
     const core = this.#core;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
-    return request(fields, (req) => {
-      const origin = async () => await loader({ signal: req.signal, identity: req.identity });
-      return core.publisher.load(req, core.load, origin);
+    return chained(fields, (req) => {
+      const choices = new Choices(core, 1);
+      const origin = async () => {
+        try {
+          return await loader(choices.loaderContext(req.signal, req.identity));
+        } finally {
+          choices.settle();
+        }
+      };
+      return core.publisher.loadAndPublish(req, core.load, origin, choices.items[0]);
     });
   }
 
@@ -220,6 +290,6 @@ export class Gets {
     };
     // Counted only if it starts: one already running for the key adds
     // nothing, and one over maxRefreshes is counted as dropped instead.
-    core.background.refresh(keys.data, run, early ? { type: "early-refresh", key: keys.data } : undefined);
+    core.background.refresh(keys.data, run, early);
   }
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { closedError } from "./core.ts";
+import { ClosedError } from "../errors.ts";
 
 /** The calls of one cache between their entry and their return. */
 export class Lifecycle {
@@ -14,9 +14,9 @@ export class Lifecycle {
   #active = 0;
   #idle: (() => void) | undefined;
 
-  /** Count a call in; throws once the cache is closing. */
-  enter(): void {
-    if (this.closing !== undefined) throw closedError();
+  /** Count a call to `method` in; throws a `ClosedError` naming it once the cache is closing. */
+  enter(method: string): void {
+    if (this.closing !== undefined) throw new ClosedError(method);
     this.#active++;
   }
 
@@ -27,9 +27,9 @@ export class Lifecycle {
 
   // Counted from its entry, not from its fill: close() must also wait for a
   // call still reading, or it would load or refresh after close() resolved.
-  /** Run `body` as one call. */
-  async run<R>(body: () => Promise<R>): Promise<R> {
-    this.enter();
+  /** Run `body` as one call to `method`. */
+  async run<R>(method: string, body: () => Promise<R>): Promise<R> {
+    this.enter(method);
     try {
       return await body();
     } finally {

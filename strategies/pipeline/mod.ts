@@ -12,6 +12,8 @@ export type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./cache.ts";
+} from "./cache_types.ts";
 export { pipeline } from "./pipeline.ts";
+export type { CacheResult } from "./result.ts";
+export type { BatchLoaderContext } from "./loader_context.ts";
 export { prometheus, type PrometheusOptions, type StatsSource } from "./prometheus.ts";

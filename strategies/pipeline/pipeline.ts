@@ -3,17 +3,31 @@
  * (from the near tier, or one round trip), lets the read strategies judge it,
  * and on a miss runs the fill chain (first strategy outermost) down to the
  * origin load and its publication. This file is the cache's face; the rest
- * of this folder is the machinery behind it: `core.ts` wires the parts,
- * `get.ts` serves a get, `read.ts` reads an entry, `publish.ts` loads and
- * publishes, `batch.ts` is `getMany`, `warm.ts` is `warm`, `wakeups.ts` is
- * where a lease waiter wakes up, `lifecycle.ts` is what `close()` waits for.
+ * of this folder is the machinery behind it (ARCHITECTURE.md walks a hit and
+ * a miss through it):
+ *
+ * - wiring: `core.ts` (the parts of one cache), `cache_types.ts` (the public
+ *   types), `call_settings.ts` (a call's checked settings), `scope.ts` (a
+ *   call's deadline), `lifecycle.ts` (what `close()` waits for), `background.ts`
+ *   (loads and refreshes the cache owns);
+ * - the calls: `get.ts`, `serve.ts` (a read entry judged and served),
+ *   `batch.ts` (`getMany`), `warm.ts`;
+ * - reading: `read.ts`, `envelope.ts` (the stored format), `keys.ts` and
+ *   `key_memo.ts`,
+ *   `clock.ts` (the server clock estimate), `versions.ts` (epoch and tags),
+ *   `invalidations.ts` (client tracking and read markers),
+ *   `invalidation_messages.ts` (the same, from published messages);
+ * - filling: `chain.ts` (the fill chain), `publish.ts`, `scripts.ts` (the
+ *   atomic publication);
+ * - waiting: `wakeups.ts`, `pubsub_wakeups.ts`, `ticket.ts`;
+ * - reporting: `stats.ts`, `prometheus.ts`.
  *
  * @module
  */
 import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
 import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
-import { type CallSettings, callSettings, checkTags } from "./call.ts";
+import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
 import type {
   Cache,
   GetOptions,
@@ -23,14 +37,15 @@ import type {
   SetOptions,
   WarmOptions,
   WarmReport,
-} from "./cache.ts";
+} from "./cache_types.ts";
 import { Core } from "./core.ts";
 import { Gets } from "./get.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import type { CacheResult } from "./result.ts";
 import { CallScope } from "./scope.ts";
 import { warm } from "./warm.ts";
 
-export type { Cache, GetOptions, PipelineOptions } from "./cache.ts";
+export type { Cache, GetOptions, PipelineOptions } from "./cache_types.ts";
 
 /**
  * Compose strategies into a cache. The first strategy is the outermost fill
@@ -109,8 +124,12 @@ class PipelineCache<T> implements Cache<T> {
     );
   }
 
+  getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>> {
+    return this.#gets.getEntry(identity, loader as Loader<unknown>, options) as Promise<CacheResult<T>>;
+  }
+
   set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
-    return this.#life.run(async () => {
+    return this.#life.run("set", async () => {
       if (value === undefined) {
         throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
       }
@@ -126,7 +145,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   peek(identity: Identity): Promise<T | undefined> {
-    return this.#life.run(async () => {
+    return this.#life.run("peek", async () => {
       const core = this.#core;
       const keys = core.keys(identity);
       const waiting = core.ready();
@@ -140,7 +159,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   getMany(identities: readonly Identity[], loadMany: LoadMany<T>, options?: GetOptions): Promise<(T | undefined)[]> {
-    return this.#life.run(async () => {
+    return this.#life.run("getMany", async () => {
       func("getMany", "loadMany", loadMany);
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot getMany: 'identities' must be an array, got ${typeof identities}`);
@@ -164,7 +183,7 @@ class PipelineCache<T> implements Cache<T> {
   }
 
   warm(identities: readonly Identity[], loader: Loader<T>, options?: WarmOptions): Promise<WarmReport> {
-    return this.#life.run(() => {
+    return this.#life.run("warm", () => {
       func("warm", "loader", loader);
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot warm: 'identities' must be an array, got ${typeof identities}`);
@@ -209,46 +228,52 @@ class PipelineCache<T> implements Cache<T> {
     return ran ? "loaded" : "fresh";
   }
 
-  async invalidate(identity: Identity): Promise<void> {
-    const core = this.#core;
-    const keys = core.keys(identity);
-    const options = { timeoutMs: core.commandTimeoutMs };
-    // One DEL for both keys: the lease goes with the value, so an owner that
-    // loaded before this point fails its token check instead of republishing.
-    await core.redis.send(["DEL", keys.data, keys.lease], options);
-    // Waiters on the dropped lease take over now instead of at its expiry
-    // (with tracking the DEL itself wakes them; this is for subscribers), and
-    // near tiers without tracking drop the key. After the DEL, not beside it:
-    // on a cluster the two go to different nodes, and a message overtaking
-    // its write would let a reader keep the old value.
-    await core.redis.send(["PUBLISH", core.channel, keys.data], options);
-    core.wrote([keys.data, keys.lease]);
-    // A get of this process that starts once this resolved must not join a
-    // read or a load that began before it.
-    core.reader.forget(keys.data);
-    core.supersede(keys.data);
+  invalidate(identity: Identity): Promise<void> {
+    return this.#life.run("invalidate", async () => {
+      const core = this.#core;
+      const keys = core.keys(identity);
+      const options = { timeoutMs: core.commandTimeoutMs };
+      // One DEL for both keys: the lease goes with the value, so an owner that
+      // loaded before this point fails its token check instead of republishing.
+      await core.redis.send(["DEL", keys.data, keys.lease], options);
+      // Waiters on the dropped lease take over now instead of at its expiry
+      // (with tracking the DEL itself wakes them; this is for subscribers), and
+      // near tiers without tracking drop the key. After the DEL, not beside it:
+      // on a cluster the two go to different nodes, and a message overtaking
+      // its write would let a reader keep the old value.
+      await core.redis.send(["PUBLISH", core.channel, keys.data], options);
+      core.wrote([keys.data, keys.lease]);
+      // A get of this process that starts once this resolved must not join a
+      // read or a load that began before it.
+      core.reader.forget(keys.data);
+      core.supersede(keys.data);
+    });
   }
 
-  async invalidateTags(tags: readonly string[]): Promise<void> {
-    const checked = checkTags("invalidateTags", "tags", tags);
-    if (checked.length === 0) return;
-    this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
-    this.#core.reader.forgetAll();
-    this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
+  invalidateTags(tags: readonly string[]): Promise<void> {
+    return this.#life.run("invalidateTags", async () => {
+      const checked = checkTags("invalidateTags", "tags", tags);
+      if (checked.length === 0) return;
+      this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
+      this.#core.reader.forgetAll();
+      this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
+    });
   }
 
-  async clear(): Promise<void> {
-    const epoch = await this.#core.versions.clear(this.#core.channel);
-    this.#core.wrote([this.#core.versions.epochKey]);
-    this.#core.reader.forgetAll();
-    // This process' near tier goes now; others' when Redis invalidates the epoch.
-    const local = this.#core.local;
-    if (local !== undefined && local.size > 0) {
-      const count = local.size;
-      local.clear();
-      this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
-    }
-    this.#core.rec.emit({ type: "clear", epoch });
+  clear(): Promise<void> {
+    return this.#life.run("clear", async () => {
+      const epoch = await this.#core.versions.clear(this.#core.channel);
+      this.#core.wrote([this.#core.versions.epochKey]);
+      this.#core.reader.forgetAll();
+      // This process' near tier goes now; others' when Redis invalidates the epoch.
+      const local = this.#core.local;
+      if (local !== undefined && local.size > 0) {
+        const count = local.size;
+        local.clear();
+        this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
+      }
+      this.#core.rec.emit({ type: "clear", epoch });
+    });
   }
 
   close(): Promise<void> {

@@ -45,6 +45,8 @@ const HELP: Readonly<Record<keyof CacheStats, string>> = {
   peeks: "peek() calls",
   sets: "Values written by set()",
   degraded: "Gets served uncached because Redis refused writes",
+  skips: "Loaded values not stored because the loader called skip()",
+  softTimeouts: "Callers served the old value after swr's softTimeoutMs",
 };
 const GAUGES: ReadonlySet<keyof CacheStats> = new Set(["nearEntries", "invalidationMode"]);
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

@@ -15,6 +15,7 @@ import type { ResolvedCodec } from "../codec.ts";
 import { CodecError, isCodecError } from "../errors.ts";
 import type { CacheEvent, Entry, FillRequest, Identity, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
+import type { Choice } from "./loader_context.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
 
@@ -28,8 +29,12 @@ export interface PublisherContext {
   readonly channel: string;
   readonly commandTimeoutMs: number;
   readonly maxValueBytes: number;
-  /** Serve the origin's value uncached when Redis refuses writes (OOM, READONLY). */
-  readonly failOpen: boolean;
+  /**
+   * Whether `error` is Redis refusing writes (OOM, READONLY) and the cache
+   * fails open: counted as `degraded`, and the caller gets the origin's value
+   * uncached. The one check `core.ts` also hands the strategies.
+   */
+  degrade(key: string, error: unknown): boolean;
   readonly versions: Versions;
   readonly now: () => number;
   /** The pipeline's `label` option, to name an identity whose value the codec refused. */
@@ -45,6 +50,8 @@ export interface PublisherContext {
 interface Stored {
   readonly envelope: string | Uint8Array;
   readonly px: number;
+  /** The fresh window it is stored with. */
+  readonly freshMs: number;
 }
 
 // Sizes a publication's deadline and the lease extension before it: the
@@ -68,7 +75,12 @@ export class Publisher {
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
    */
-  async load(req: FillRequest, load: Load, origin: () => Promise<unknown>): Promise<Outcome> {
+  async loadAndPublish(
+    req: FillRequest,
+    load: Load,
+    origin: () => Promise<unknown>,
+    choice?: Choice,
+  ): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
@@ -91,16 +103,33 @@ export class Publisher {
     }
     started ??= c.now();
     const loadMs = Math.max(0, Math.ceil(c.now() - started));
-    return await this.publish(req, value, loadMs, stamp, started);
+    return await this.publish(req, value, loadMs, stamp, started, choice);
   }
 
   /**
    * Shape, encode and store `value` loaded for `req` (also the last step of
    * a `getMany` batch). `started` is when its load began, for `load-end`.
    */
-  async publish(req: FillRequest, value: unknown, loadMs: number, stamp: Stamp, started: number): Promise<Outcome> {
+  async publish(
+    req: FillRequest,
+    value: unknown,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+    choice?: Choice,
+  ): Promise<Outcome> {
     const c = this.#c;
     const key = req.keys.data;
+    if (choice !== undefined) {
+      if (choice.skipped) {
+        // Nothing is written: an entry stored before keeps its deadline, and
+        // the lease strategy releases (and announces) the lease at once.
+        c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
+        c.emit({ type: "skip", key });
+        return { from: "origin", value, published: false };
+      }
+      ({ req, stamp } = await choice.apply(req, stamp));
+    }
     const guard = req.guard;
     if (guard?.extend !== undefined && this.#slowToEncode(value, guard)) {
       // The lease covers the origin call, not this cache's own encoding:
@@ -135,10 +164,10 @@ export class Publisher {
     try {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
     } catch (error) {
-      if (!this.#degrade(key, error)) throw error;
+      if (!this.#c.degrade(key, error)) throw error;
       return { from: "origin", value, published: false };
     }
-    if (accepted) return { from: "origin", value, published: true };
+    if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
     const reason =
       "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
     c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
@@ -146,7 +175,7 @@ export class Publisher {
     const entry = await c.reread(req.keys);
     return entry === undefined
       ? { from: "origin", value, published: false }
-      : { from: "cache", value: entry.value, published: false };
+      : { from: "cache", value: entry.value, entry, published: false };
   }
 
   /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
@@ -169,13 +198,6 @@ export class Publisher {
     if ((typeof value === "string" || value instanceof Uint8Array) && value.length >= SLOW_ENCODE_LENGTH) return true;
     return guard.expiresAt !== undefined && guard.leaseMs !== undefined &&
       this.#c.now() > guard.expiresAt - guard.leaseMs / 2;
-  }
-
-  /** Whether `error` is Redis refusing writes and the cache fails open: counted, and the caller gets its value uncached. */
-  #degrade(key: string, error: unknown): boolean {
-    if (!this.#c.failOpen || !isWriteRefusal(error)) return false;
-    this.#c.emit({ type: "degraded", key, error });
-    return true;
   }
 
   #deadline(stored: Stored): number {
@@ -250,8 +272,11 @@ export class Publisher {
       );
     }
     let payload: string | Uint8Array;
+    let compressed = false;
     try {
       payload = negative ? "" : c.codec.encode(value);
+      const packed = negative ? undefined : c.codec.compress?.(payload);
+      if (packed !== undefined) [payload, compressed] = [packed, true];
     } catch (error) {
       throw this.#codecError(key, identity, error);
     }
@@ -267,6 +292,7 @@ export class Publisher {
     }
     const fields = {
       negative,
+      compressed,
       freshMs: plan.freshMs,
       staleMs: plan.staleMs,
       ifErrorMs: plan.ifErrorMs,
@@ -276,7 +302,7 @@ export class Publisher {
       tags: negative ? [] : o.tags,
       tagVersions: negative ? [] : o.stamp.tagVersions,
     };
-    return { envelope: encodeEnvelope(fields, payload), px };
+    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs };
   }
 }
 

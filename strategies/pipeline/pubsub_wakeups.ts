@@ -15,19 +15,11 @@
  *
  * @module
  */
+import { replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { RedisLike, Reply } from "../../resp/types.ts";
 import type { PushCapable, Ticket, Wakeups, WakeupSource } from "../types.ts";
 import { WakeupTicket } from "./ticket.ts";
-
-const decoder = new TextDecoder();
-
-function text(value: Reply | undefined): string | undefined {
-  if (typeof value === "string") return value;
-  // A push frame decoded while a `buffers` command headed the queue carries bytes.
-  if (value instanceof Uint8Array) return decoder.decode(value);
-  return undefined;
-}
 
 interface Channel {
   /** The caches (Wakeups) holding this subscription or waiting on its attempt. */
@@ -51,8 +43,8 @@ class Hub {
 
   #onPush(push: Reply[]): void {
     if (push[0] !== "message") return;
-    const channel = this.channels.get(text(push[1]) ?? "");
-    const key = text(push[2]);
+    const channel = this.channels.get(replyText(push[1]) ?? "");
+    const key = replyText(push[2]);
     if (channel === undefined || key === undefined) return;
     const tickets = channel.watchers.get(key);
     if (tickets !== undefined) { for (const ticket of tickets) ticket.wake(); }

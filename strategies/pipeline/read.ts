@@ -8,14 +8,14 @@
  *
  * @module
  */
-import { NEVER, race } from "../../resp/shared/mod.ts";
+import { NEVER, race, replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
 import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from "../types.ts";
 import type { ServerClock } from "./clock.ts";
 import { decodeStored } from "./envelope.ts";
-import type { Marker, Tracker } from "./tracking.ts";
+import type { Marker, Tracker } from "./invalidations.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
@@ -39,7 +39,6 @@ export interface Read extends ReadResult {
 }
 
 const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
-const decoder = new TextDecoder();
 
 /** Reads, decodes and judges the entries of one cache. */
 export class Reader {
@@ -58,13 +57,13 @@ export class Reader {
   }
 
   /**
-   * The entry of `keys`: from the near tier when it holds a current one,
-   * else from Redis in one round trip, after `extra` when given (an `extra`
+   * The entry of `keys`: from the near tier when it holds a current one (no
+   * I/O), else from Redis in one round trip, after `extra` when given (an `extra`
    * always goes to Redis: the lease's `SET NX` must see the server). A read
    * of its own, never shared: the strategies' reads (the lease's, a
    * waiter's, the re-check after winning) must see the server as it is now.
    */
-  read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
+  lookup(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
     if (extra === undefined && this.#c.local !== undefined) {
       const near = this.#near(keys.data);
       if (near !== undefined) return Promise.resolve(near);
@@ -123,6 +122,7 @@ export class Reader {
       negative: stored.negative,
       pttl,
       freshMs: stored.freshMs - age,
+      ageMs: age,
       staleMs: stored.staleMs,
       ifErrorMs: stored.ifErrorMs,
       loadMs: stored.loadMs,
@@ -274,7 +274,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      return decodeStored(own, this.#c.codec.decode);
+      return decodeStored(own, this.#c.codec.decode, this.#c.codec.inflate);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.
@@ -285,7 +285,7 @@ export class Reader {
 }
 
 function text(reply: Reply): string {
-  return reply instanceof Uint8Array ? decoder.decode(reply) : String(reply);
+  return replyText(reply) ?? String(reply);
 }
 
 /**

@@ -31,6 +31,8 @@ const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "peek": "peeks",
   "set": "sets",
   "degraded": "degraded",
+  "skip": "skips",
+  "soft-timeout": "softTimeouts",
 };
 
 /** A fresh set of counters, all zero. */
@@ -59,6 +61,8 @@ export function emptyStats(): CacheStats {
     peeks: 0,
     sets: 0,
     degraded: 0,
+    skips: 0,
+    softTimeouts: 0,
   };
 }
 

@@ -18,7 +18,7 @@
  * @module
  */
 import type { RedisLike, Reply } from "../../resp/types.ts";
-import type { Tracker, TrackingConsumer } from "./tracking.ts";
+import type { Tracker, TrackingConsumer } from "./invalidations.ts";
 
 /** What the versions need of their cache. */
 export interface VersionsContext {
@@ -73,11 +73,6 @@ export class Versions implements TrackingConsumer {
   /** The key holding `tag`'s version. */
   tagKey(tag: string): string {
     return this.#tagPrefix + tag;
-  }
-
-  /** The epoch if it is known (tracked) now, without I/O. */
-  knownEpoch(): string | undefined {
-    return this.#known.get(this.epochKey);
   }
 
   /** The version of `tag` if it is known (tracked) now, without I/O. */

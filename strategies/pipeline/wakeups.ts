@@ -14,7 +14,7 @@
  */
 import type { Ticket, Wakeups } from "../types.ts";
 import { WakeupTicket } from "./ticket.ts";
-import type { Tracker, TrackingConsumer } from "./tracking.ts";
+import type { Tracker, TrackingConsumer } from "./invalidations.ts";
 
 const DATA = ":data";
 const LEASE = ":lease";

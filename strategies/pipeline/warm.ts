@@ -9,7 +9,7 @@
  * @module
  */
 import type { Identity } from "../types.ts";
-import type { WarmReport } from "./cache.ts";
+import type { WarmReport } from "./cache_types.ts";
 
 /** One `warm` call. */
 export interface WarmCall {

@@ -3,7 +3,9 @@
  * README.md and every JSDoc `@example` of the published modules (mod.ts,
  * resp/, strategies/), on Node (through tsx), Bun and Deno, against a
  * redis-server started here on a free loopback port (`REDIS_URL`), and a
- * 6-node cluster for the examples that read `REDIS_CLUSTER_SEEDS`. Then it
+ * 6-node cluster for the examples that read `REDIS_CLUSTER_SEEDS`, and a
+ * Sentinel group (1 master, 2 replicas, 3 sentinels) for those that read
+ * `SENTINEL_URLS` (and `SENTINEL_NAME`). Then it
  * starts each server under examples/ with its npm script, sends one request,
  * checks the body and stops it.
  *
@@ -49,6 +51,7 @@ import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { type RedisServer, startRedis } from "./redis-server.ts";
 import { type RedisCluster, startCluster } from "./redis-cluster.ts";
+import { type SentinelGroup, startSentinelGroup } from "./redis-sentinel.ts";
 
 const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
@@ -335,6 +338,16 @@ async function exerciseServer(example: ServerExample, env: NodeJS.ProcessEnv): P
     if (res.status !== 200 || body !== JSON.stringify({ id: 42, name: "Product 42" })) {
       return `GET /products/42 answered ${res.status} ${body}\n${out}`;
     }
+    // The second request is a hit: both say what the cache did (RFC 9211) and how old the value is.
+    const again = await fetch(`${url}/products/42`);
+    await again.body?.cancel();
+    const statuses = [res, again].map((r) => `${r.headers.get("cache-status")} / age ${r.headers.get("age")}`);
+    if (
+      !/^herdless; (fwd=miss; stored|hit; ttl=\d+) \/ age \d+$/.test(statuses[0]!) ||
+      !/^herdless; hit; ttl=\d+ \/ age \d+$/.test(statuses[1]!)
+    ) {
+      return `GET /products/42 twice answered Cache-Status and Age ${statuses.join(", then ")}\n${out}`;
+    }
     const missing = await fetch(`${url}/products/5000`);
     await missing.body?.cancel();
     if (missing.status !== 404) return `GET /products/5000 (not found) answered ${missing.status}\n${out}`;
@@ -405,6 +418,7 @@ async function main(): Promise<number> {
   const scratch = scratchProject(snippets, files);
   const servers = new Map<Runtime, RedisServer>();
   let cluster: RedisCluster | undefined;
+  let sentinel: SentinelGroup | undefined;
   let api: { url: string; server: Server } | undefined;
   try {
     // Type-check every block: against the source (Deno) and the published .d.ts (tsc).
@@ -426,9 +440,11 @@ async function main(): Promise<number> {
 
     api = await fakeApi();
     const needsCluster = snippets.some((s) => !refused.has(s) && s.code.includes("REDIS_CLUSTER_SEEDS"));
+    const needsSentinel = snippets.some((s) => !refused.has(s) && s.code.includes("SENTINEL_URLS"));
     await Promise.all([
       ...runtimes.map(async (r) => servers.set(r, await startRedis())),
       needsCluster ? startCluster().then((c) => (cluster = c)) : undefined,
+      needsSentinel ? startSentinelGroup().then((g) => (sentinel = g)) : undefined,
     ]);
 
     // Each runtime runs its blocks one after another, against its own server; the runtimes run side by side.
@@ -440,6 +456,7 @@ async function main(): Promise<number> {
         REDIS_URL: server.url,
         PRODUCTS_API: api!.url,
         ...(cluster ? { REDIS_CLUSTER_SEEDS: cluster.seeds.join(",") } : {}),
+        ...(sentinel ? { SENTINEL_URLS: sentinel.sentinelUrls.join(","), SENTINEL_NAME: sentinel.name } : {}),
       };
       for (const s of snippets) {
         if (refused.has(s)) continue; // never run: counted as failed above
@@ -472,6 +489,7 @@ async function main(): Promise<number> {
     api?.server.close();
     await Promise.all([...servers.values()].map((s) => s.stop()));
     await cluster?.stop();
+    await sentinel?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
 

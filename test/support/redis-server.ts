@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createServer, Socket } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -40,6 +40,14 @@ export interface StartRedisOptions {
   port?: number;
   /** Wait for PING over TLS instead: the server must then listen with tls-port. */
   tlsOnly?: boolean;
+  /**
+   * A config file's text, written to `redis.conf` in the server's directory
+   * and loaded first (a sentinel needs a file it can rewrite: it keeps what
+   * it learned there, across a restart).
+   */
+  config?: string;
+  /** Start it as a sentinel (`--sentinel`, the same binary). */
+  sentinel?: boolean;
 }
 
 const live = new Set<ChildProcess>();
@@ -144,7 +152,11 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   const bin = redisServerBinary();
   const dir = mkdtempSync(join(tmpdir(), "herdless-redis-"));
   const port = options.port ?? (await freePort());
+  const config = options.config === undefined ? [] : [join(dir, "redis.conf")];
+  if (options.config !== undefined) writeFileSync(join(dir, "redis.conf"), options.config);
   const args = [
+    ...config,
+    ...(options.sentinel ? ["--sentinel"] : []),
     "--port",
     String(port),
     "--bind",

@@ -2,6 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { TimeoutError } from "../../../resp/errors.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
+import { ClosedError } from "../../../strategies/errors.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { limit } from "../../../strategies/limit.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
@@ -203,7 +204,7 @@ Many("close() waits for a running getMany", async () => {
   hold.resolve();
   assert.equal(await many, ["value of a", "value of b"]);
   await closing;
-  await rejects(() => cache.getMany(["a"], o.loadMany), Error, "Cannot get: the cache is closed");
+  await rejects(() => cache.getMany(["a"], o.loadMany), ClosedError, "Cannot getMany: the cache is closed");
 });
 
 Many("two OS processes calling getMany on overlapping sets load each identity exactly once", async () => {

@@ -321,10 +321,14 @@ Pipeline("get() with both a signal and timeoutMs ends at whichever comes first",
 Pipeline("strategies/mod.ts exports exactly the public values", async () => {
   const mod = await import("../../../strategies/mod.ts");
   assert.equal(Object.keys(mod).sort(), [
+    "ClosedError",
     "CodecError",
     "OverloadedError",
     "TimeoutError",
+    "cacheStatus",
     "coalesce",
+    "compressed",
+    "isClosedError",
     "isCodecError",
     "isOverloadedError",
     "isTimeoutError",

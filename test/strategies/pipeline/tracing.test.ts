@@ -2,7 +2,7 @@ import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { CommandTraceContext } from "../../../resp/types.ts";
-import type { GetTraceContext } from "../../../strategies/pipeline/cache.ts";
+import type { GetTraceContext } from "../../../strategies/pipeline/cache_types.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { lease } from "../../../strategies/lease.ts";
 import type { CacheEventMessage, Identity } from "../../../strategies/types.ts";

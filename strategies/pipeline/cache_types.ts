@@ -1,12 +1,15 @@
 /**
- * The public shapes of a cache built by `pipeline()`: its options, the
- * options of each call, and the {@linkcode Cache} interface itself.
+ * Types only: the public shapes of a cache built by `pipeline()`, its
+ * options, the options of each call, and the {@linkcode Cache} interface
+ * itself. The cache is `pipeline.ts`; this file holds no code.
  *
  * @module
  */
 import type { RedisLike } from "../../resp/types.ts";
 import type { CodecOption } from "../codec.ts";
 import type { CacheEvent, CacheStats, Identity, InvalidationMode, Keys, Loader, WakeupSource } from "../types.ts";
+import type { BatchLoaderContext } from "./loader_context.ts";
+import type { CacheResult } from "./result.ts";
 
 /** Options of `pipeline()`. */
 export interface PipelineOptions<T> {
@@ -158,7 +161,7 @@ export interface WarmReport {
  */
 export type LoadMany<T> = (
   missing: readonly Identity[],
-  ctx: { readonly signal: AbortSignal },
+  ctx: BatchLoaderContext,
 ) => Promise<readonly (T | undefined)[]>;
 
 /**
@@ -187,6 +190,28 @@ export interface Cache<T> {
    * cannot encode the loaded value (nothing is cached then).
    */
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T>;
+  /**
+   * `get`, telling also where the value came from and how old it is (for
+   * `Age` and `Cache-Status` headers: see `cacheStatus()`). Behaves as `get`
+   * in every other way (the same path, counters, errors and strategies); a
+   * caller that joined another caller's load in this process reports that
+   * load, a lease waiter reports the value it read from Redis with its age.
+   *
+   * @example Age and Cache-Status of a response
+   * ```ts
+   * import { cacheStatus, connect, pipeline } from "@herdless/herdless";
+   * const redis = await connect(process.env.REDIS_URL);
+   * const cache = pipeline<string>({ redis, ttlMs: 60_500 });
+   * await cache.invalidate("entry-example");
+   * const { value, source, ageMs, stored } = await cache.getEntry("entry-example", () => "hi");
+   * console.log(value, source, ageMs, stored); // hi origin 0 true
+   * const hit = await cache.getEntry("entry-example", () => "hi");
+   * console.log(hit.source, Math.floor(hit.ageMs / 1000), cacheStatus(hit)); // redis 0 herdless; hit; ttl=60
+   * await cache.close();
+   * await redis.close();
+   * ```
+   */
+  getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>>;
   /**
    * Write `value` through, as a load would publish it (jitter and swr windows
    * apply). Under `lease()` a load already running for `identity` can no

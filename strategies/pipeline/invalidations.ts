@@ -1,5 +1,7 @@
 /**
- * What Redis' client tracking tells a cache, and the read/invalidate race it
+ * The cache's side of client tracking (the client's side is
+ * `resp/connection/tracking.ts`, a cluster's `resp/cluster/tracking.ts`):
+ * what Redis' invalidations tell a cache, and the read/invalidate race it
  * closes. With `CLIENT TRACKING ON` (default mode) the server remembers which
  * keys this connection read and pushes an invalidation when one changes,
  * expires or is evicted. Reads and invalidations share one connection, so the

@@ -1,7 +1,10 @@
 /**
  * The per-call settings every cache method shares (`timeoutMs`, `ttlMs`,
  * `tags`), checked once here, and the frozen settings of a call that gave
- * none.
+ * none. A call, here and in every name of this folder, is one invocation of
+ * a cache method: its settings are here, its deadline is `CallScope`
+ * (`scope.ts`), and `BatchCall` and `WarmCall` are what one `getMany` and
+ * one `warm` were given.
  *
  * @module
  */

@@ -1,0 +1,164 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { deflateRawSync } from "node:zlib";
+import { compressed } from "../../strategies/compressed.ts";
+import { decodeEnvelope } from "../../strategies/pipeline/envelope.ts";
+import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { rejects } from "../support/assert.ts";
+import { useRedis } from "../support/fixture.ts";
+import { events } from "../support/strategies.ts";
+
+const Compressed = suite("compressed()");
+const db = useRedis(Compressed, { prefix: "compressed" });
+
+const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, name: `row ${i}`, active: i % 2 === 0 }));
+const stored = async (key: string) =>
+  decodeEnvelope(await db.redis.send(["GET", key], { buffers: true }) as Uint8Array);
+
+Compressed("compressed() rejects a bad minBytes or codec with messages naming the setting", async () => {
+  await rejects(
+    () => compressed("json", { minBytes: -1 }),
+    RangeError,
+    "Cannot create compressed codec: 'minBytes' must be a non-negative integer, got -1",
+  );
+  await rejects(
+    () => compressed("json", { minBytes: 1.5 }),
+    RangeError,
+    "Cannot create compressed codec: 'minBytes' must be a non-negative integer, got 1.5",
+  );
+  await rejects(
+    () => compressed("yaml" as never),
+    TypeError,
+    `Cannot create compressed codec: 'codec' must be "json", "string", "bytes" or an object with encode and decode functions, got "yaml"`,
+  );
+  await rejects(
+    () => compressed(compressed()),
+    TypeError,
+    "Cannot create compressed codec: 'codec' is already compressed()",
+  );
+});
+
+Compressed(
+  "values at or over minBytes that shrink are stored deflated and flagged in the envelope; smaller ones as they are",
+  async () => {
+    const cache = pipeline<unknown>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), codec: compressed() });
+    const big = rows(100);
+    const json = new TextEncoder().encode(JSON.stringify(big));
+    assert.ok(json.length >= 1024);
+    assert.equal(await cache.get("big", () => big), big);
+    const e = await stored(cache.keys("big").data);
+    assert.is(e.compressed, true);
+    assert.ok((e.payload as Uint8Array).length < json.length / 2, `stored ${(e.payload as Uint8Array).length} bytes`);
+    // A hit reads it back through inflate and the wrapped codec.
+    assert.equal(await cache.get("big", () => "loaded again"), big);
+
+    const small = { a: 1 };
+    await cache.get("small", () => small);
+    const s = await stored(cache.keys("small").data);
+    assert.is(s.compressed, undefined);
+    assert.is(new TextDecoder().decode(s.payload as Uint8Array), `{"a":1}`);
+    assert.equal(await cache.get("small", () => "loaded again"), small);
+
+    // At minBytes exactly it compresses; one byte under, it does not.
+    const exact = pipeline<string>({
+      redis: db.redis,
+      ttlMs: 60_000,
+      namespace: db.ns(),
+      codec: compressed("string", { minBytes: 2000 }),
+    });
+    await exact.get("at", () => "a".repeat(2000));
+    await exact.get("under", () => "a".repeat(1999));
+    assert.is((await stored(exact.keys("at").data)).compressed, true);
+    assert.is((await stored(exact.keys("under").data)).compressed, undefined);
+    // Counted in encoded bytes: 700 "é" are 1400 UTF-8 bytes.
+    await exact.get("utf8", () => "é".repeat(700));
+    await exact.get("utf8-over", () => "é".repeat(1000));
+    assert.is((await stored(exact.keys("utf8").data)).compressed, undefined);
+    assert.is((await stored(exact.keys("utf8-over").data)).compressed, true);
+    assert.is(await exact.get("utf8-over", () => "x"), "é".repeat(1000));
+    await cache.close();
+    await exact.close();
+  },
+);
+
+Compressed("a value that does not shrink is stored as it is", async () => {
+  const cache = pipeline<Uint8Array>({
+    redis: db.redis,
+    ttlMs: 60_000,
+    namespace: db.ns(),
+    codec: compressed("bytes", { minBytes: 16 }),
+  });
+  // Random bytes do not deflate.
+  const noise = crypto.getRandomValues(new Uint8Array(4096));
+  await cache.get("noise", () => noise);
+  const e = await stored(cache.keys("noise").data);
+  assert.is(e.compressed, undefined);
+  assert.equal([...(e.payload as Uint8Array)], [...noise]);
+  assert.equal([...await cache.get("noise", () => new Uint8Array())], [...noise]);
+  await cache.close();
+});
+
+Compressed(
+  "values written without compressed() read back unchanged, and a plain value that looks deflated stays plain",
+  async () => {
+    const ns = db.ns();
+    const plain = pipeline<unknown>({ redis: db.redis, ttlMs: 60_000, namespace: ns });
+    const plainBytes = pipeline<Uint8Array>({ redis: db.redis, ttlMs: 60_000, namespace: ns, codec: "bytes" });
+    const big = rows(100);
+    await plain.get("json", () => big);
+    // A bytes value that IS deflate data: no payload prefix decides, so it is read as the bytes it is.
+    const deflated = deflateRawSync(new TextEncoder().encode("x".repeat(5000)));
+    await plainBytes.get("bytes", () => deflated);
+    const zipped = pipeline<unknown>({ redis: db.redis, ttlMs: 60_000, namespace: ns, codec: compressed() });
+    const zippedBytes = pipeline<Uint8Array>({
+      redis: db.redis,
+      ttlMs: 60_000,
+      namespace: ns,
+      codec: compressed("bytes"),
+    });
+    assert.equal(await zipped.get("json", () => "loaded"), big);
+    assert.equal([...await zippedBytes.get("bytes", () => new Uint8Array())], [...deflated]);
+    assert.is(zipped.stats().loads + zippedBytes.stats().loads, 0);
+    await Promise.all([plain.close(), plainBytes.close(), zipped.close(), zippedBytes.close()]);
+  },
+);
+
+Compressed("a corrupt compressed payload is a decode error (a miss that reloads), never a crash", async () => {
+  const log = events();
+  const ns = db.ns();
+  const cache = pipeline<unknown>({
+    redis: db.redis,
+    ttlMs: 60_000,
+    namespace: ns,
+    codec: compressed(),
+    onEvent: log.onEvent,
+  });
+  const big = rows(100);
+  await cache.get("k", () => big);
+  const key = cache.keys("k").data;
+  const raw = await db.redis.send(["GET", key], { buffers: true }) as Uint8Array;
+  // Keep the header (up to the payload), garble the deflate stream.
+  const header = raw.length - (await stored(key)).payload.length;
+  const broken = raw.slice();
+  for (let i = header; i < broken.length; i++) broken[i] = 0xff;
+  await db.redis.send(["SET", key, broken]);
+  assert.equal(await cache.get("k", () => ["reloaded"]), ["reloaded"]);
+  assert.is(cache.stats().decodeErrors, 1);
+  assert.is(cache.stats().loads, 2);
+  // A cache without compressed() reads a compressed value as a miss too.
+  await cache.get("z", () => big);
+  const plain = pipeline<unknown>({ redis: db.redis, ttlMs: 60_000, namespace: ns });
+  assert.equal(await plain.get("z", () => "plain load"), "plain load");
+  assert.is(plain.stats().decodeErrors, 1);
+  await cache.close();
+  await plain.close();
+});
+
+Compressed("the returned codec encodes and decodes as the wrapped one outside a pipeline", () => {
+  const codec = compressed<{ a: number }>();
+  const payload = codec.encode({ a: 1 });
+  assert.is(payload, `{"a":1}`);
+  assert.equal(codec.decode(new TextEncoder().encode(`{"a":1}`)), { a: 1 });
+});
+
+Compressed.run();

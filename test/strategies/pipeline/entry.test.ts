@@ -1,0 +1,175 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { cacheStatus } from "../../../strategies/cache_status.ts";
+import { coalesce } from "../../../strategies/coalesce.ts";
+import { lease } from "../../../strategies/lease.ts";
+import { near } from "../../../strategies/near.ts";
+import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import type { CacheResult } from "../../../strategies/pipeline/result.ts";
+import { swr } from "../../../strategies/swr.ts";
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { origin, plant } from "../../support/strategies.ts";
+import { deferred, until } from "../../support/wait.ts";
+
+const GetEntry = suite("getEntry()");
+const db = useRedis(GetEntry, { prefix: "entry", clients: 2 });
+
+const fields = (r: CacheResult<unknown>) => [r.value, r.source, r.stale, r.stored];
+
+GetEntry(
+  "a load reports origin, age 0 and stored; a hit reports redis with the value's age in server time",
+  async () => {
+    const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
+    const loaded = await cache.getEntry("k", () => "v");
+    assert.equal(fields(loaded), ["v", "origin", false, true]);
+    assert.is(loaded.ageMs, 0);
+    assert.is(loaded.freshForMs, 60_000);
+    assert.is(cacheStatus(loaded), "herdless; fwd=miss; stored");
+    await plant(db.redis, cache, "old", { payload: '"old"', freshMs: 60_000, ageMs: 5_000 });
+    const hit = await cache.getEntry("old", () => "never");
+    assert.equal(fields(hit), ["old", "redis", false, false]);
+    assert.ok(hit.ageMs >= 5_000 && hit.ageMs < 6_000, `ageMs ${hit.ageMs}`);
+    assert.is(hit.ageMs + hit.freshForMs, 60_000);
+    assert.is(cacheStatus(hit), `herdless; hit; ttl=${Math.floor(hit.freshForMs / 1000)}`);
+    assert.ok(/^herdless; hit; ttl=5[45]$/.test(cacheStatus(hit)));
+    // The same counters as get.
+    const stats = cache.stats();
+    assert.equal([stats.hits, stats.misses, stats.loads], [1, 1, 1]);
+    await cache.close();
+  },
+);
+
+GetEntry("a stale hit reports stale with a fresh time at or below zero, a negative ttl in Cache-Status", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, swr({ staleMs: 60_000 }));
+  await plant(db.redis, cache, "s", { payload: '"stale"', freshMs: 1_000, staleMs: 60_000, ageMs: 4_500 });
+  const held = deferred<string>();
+  const r = await cache.getEntry("s", () => held.promise);
+  assert.equal(fields(r), ["stale", "redis", true, false]);
+  assert.ok(r.freshForMs <= -3_500 && r.freshForMs > -4_500, `freshForMs ${r.freshForMs}`);
+  assert.match(cacheStatus(r), /^herdless; hit; ttl=-(4|5)$/);
+  held.resolve("new");
+  await cache.close();
+});
+
+GetEntry(
+  "a not-found that is not cached reports origin, not stored; stale-if-error reports the old value stale",
+  async () => {
+    const cache = pipeline<string>(
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns() },
+      swr({ staleMs: 0, ifErrorMs: 60_000 }),
+    );
+    const none = await cache.getEntry("missing", () => undefined as never);
+    assert.equal(fields(none), [undefined, "origin", false, false]);
+    assert.is(cacheStatus(none), "herdless; fwd=miss");
+    await plant(db.redis, cache, "e", { payload: '"old"', freshMs: 1_000, ifErrorMs: 60_000, ageMs: 2_000 });
+    const r = await cache.getEntry("e", () => {
+      throw new Error("origin down");
+    });
+    assert.equal(fields(r), ["old", "redis", true, false]);
+    assert.ok(r.ageMs >= 2_000 && r.freshForMs <= -1_000);
+    await cache.close();
+  },
+);
+
+GetEntry(
+  "a caller that joined another's load reports that load; a lease waiter reports redis with the value's age",
+  async () => {
+    const ns = db.ns();
+    const a = pipeline<string>(
+      { redis: db.redis, ttlMs: 60_000, namespace: ns },
+      coalesce(),
+      lease({ waitMs: 10_000 }),
+    );
+    const b = pipeline<string>(
+      { redis: db.other, ttlMs: 60_000, namespace: ns },
+      coalesce(),
+      lease({ waitMs: 10_000 }),
+    );
+    const o = origin(() => "loaded");
+    const gate = deferred<void>();
+    o.hold = gate.promise;
+    const owner = a.getEntry("k", o.load);
+    await o.called(1);
+    const joiner = a.getEntry("k", o.load);
+    const waiter = b.getEntry("k", o.load);
+    await until(() => b.stats().waits === 1 && a.stats().coalesced === 1);
+    gate.resolve();
+    const [own, joined, waited] = await Promise.all([owner, joiner, waiter]);
+    assert.is(o.calls, 1);
+    assert.equal(fields(own), ["loaded", "origin", false, true]);
+    assert.equal(fields(joined), ["loaded", "origin", false, true]);
+    assert.is(joined.ageMs, 0);
+    assert.equal(fields(waited), ["loaded", "redis", false, false]);
+    assert.ok(waited.ageMs >= 0 && waited.ageMs < 1_000);
+    assert.is(waited.ageMs + waited.freshForMs, 60_000);
+    await Promise.all([a.close(), b.close()]);
+  },
+);
+
+GetEntry("a near hit reports near, and Cache-Status says so in detail", async () => {
+  const redis = await db.client({ resp: 3 });
+  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: db.ns() }, near());
+  await cache.get("n", () => "v");
+  await cache.get("n", () => "v"); // the read that fills the near tier
+  const r = await cache.getEntry("n", () => "never");
+  assert.equal(fields(r), ["v", "near", false, false]);
+  assert.match(cacheStatus(r), /^herdless; hit; ttl=(59|60); detail=near$/);
+  await cache.close();
+});
+
+GetEntry("getEntry() obeys close() and validates like get()", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
+  await rejects(() => cache.getEntry("k", "nope" as never), TypeError, /'loader'/);
+  await rejects(() => cache.getEntry("k", () => "v", { ttlMs: 0 }), RangeError, /'ttlMs'/);
+  await cache.close();
+  await rejects(() => cache.getEntry("k", () => "v"), Error, /closed/);
+});
+
+const CacheStatus = suite("cacheStatus()");
+
+const result = (r: Partial<CacheResult<unknown>>): CacheResult<unknown> => ({
+  value: 1,
+  source: "redis",
+  stale: false,
+  ageMs: 0,
+  freshForMs: 0,
+  stored: false,
+  ...r,
+});
+
+CacheStatus("cacheStatus() writes RFC 9211 members from the result's fields alone", () => {
+  assert.is(cacheStatus(result({ freshForMs: 42_999 })), "herdless; hit; ttl=42");
+  assert.is(cacheStatus(result({ freshForMs: -2_001, stale: true })), "herdless; hit; ttl=-3");
+  assert.is(cacheStatus(result({ freshForMs: 0, stale: true })), "herdless; hit; ttl=0");
+  assert.is(cacheStatus(result({ source: "near", freshForMs: 1_000 })), "herdless; hit; ttl=1; detail=near");
+  assert.is(cacheStatus(result({ source: "origin", stored: true, freshForMs: 9_000 })), "herdless; fwd=miss; stored");
+  assert.is(cacheStatus(result({ source: "origin" })), "herdless; fwd=miss");
+  assert.is(cacheStatus(result({ source: "origin" }), { name: "edge/api:1" }), "edge/api:1; fwd=miss");
+  // Not a token: a quoted string, with its quotes and backslashes escaped.
+  assert.is(
+    cacheStatus(result({ source: "origin" }), { name: 'my "cache" \\ 1' }),
+    '"my \\"cache\\" \\\\ 1"; fwd=miss',
+  );
+});
+
+CacheStatus("cacheStatus() refuses a name that is not printable ASCII and a result that is not one", async () => {
+  await rejects(
+    () => cacheStatus(result({}), { name: "café" }),
+    TypeError,
+    `Cannot write Cache-Status: 'name' must be a non-empty string of printable ASCII, got "café"`,
+  );
+  await rejects(
+    () => cacheStatus(result({}), { name: "" }),
+    TypeError,
+    `Cannot write Cache-Status: 'name' must be a non-empty string of printable ASCII, got ""`,
+  );
+  await rejects(
+    () => cacheStatus({ value: 1 } as never),
+    TypeError,
+    "Cannot write Cache-Status: 'result' must be what getEntry() resolved",
+  );
+});
+
+GetEntry.run();
+CacheStatus.run();
