@@ -2,16 +2,22 @@
  * The soak: one million gets over 100,000 keys through two caches (two
  * clients, as two processes would have) with every strategy on, short TTLs so
  * that misses, lease waits, stale serves, early refreshes and jitter all keep
- * happening, and a small share of failing loads. It prints the heap and the
- * internal sizes it can see before and after; after the run (all calls
- * settled, background refreshes drained) they must be back at their starting
- * level. A figure to read, not a timed test.
+ * happening, and a small share of failing loads. It prints the heap, the RSS,
+ * the server's connections, this process' timers and the internal sizes it
+ * can see before and after; after the run (all calls settled, background
+ * refreshes drained) they must be back at their starting level. Then both
+ * caches close, and nothing may run after close() resolved (no origin call,
+ * no counter moving, no command pending). A figure to read, not a timed test.
  *
  *   node --expose-gc --import tsx lab/soak.ts [--gets 1000000] [--keys 100000] [--cluster]
+ *                                             [--minutes 30] [--near]
  *   bun lab/soak.ts ...            (Bun.gc is used)
  *
- * Exits with 1 when a size did not come back or the heap grew by more than
- * the allowance (`--heap-mb`, default 16).
+ * `--minutes N` runs for N minutes instead of a number of gets; `--near`
+ * puts `near()` in front of the RESP3 cache. Exits with 1 when a size did
+ * not come back, the heap or the RSS grew by more than its allowance
+ * (`--heap-mb`, default 16; `--rss-mb`, default 64), connections or timers
+ * grew, or work ran after close().
  */
 import process from "node:process";
 import {
@@ -24,6 +30,7 @@ import {
   jitter,
   lease,
   limit,
+  near,
   pipeline,
   type RedisClient,
   swr,
@@ -46,6 +53,9 @@ const GETS = flag("gets", 1_000_000);
 const KEYS = flag("keys", 100_000);
 const IN_FLIGHT = flag("concurrency", 256);
 const HEAP_ALLOWANCE = flag("heap-mb", 16) * 2 ** 20;
+const RSS_ALLOWANCE = flag("rss-mb", 64) * 2 ** 20;
+const MINUTES = process.argv.includes("--minutes") ? flag("minutes", 30) : undefined;
+const NEAR = process.argv.includes("--near");
 const CLUSTER = process.argv.includes("--cluster");
 const ROUNDS = 10;
 const COMMAND_TIMEOUT_MS = 1000;
@@ -75,12 +85,13 @@ interface Side {
   coalesce: CoalesceStrategy;
 }
 
-function side(redis: RedisClient | ClusterClient): Side {
+function side(redis: RedisClient | ClusterClient, withNear = false): Side {
   const c = coalesce();
   const cache = pipeline<{ id: number; body: string }>(
     // Hot keys outlive their TTL many times over (stale serves, early
     // refreshes), the cold tail expires between two reads (misses, leases).
     { redis, ttlMs: 5000, namespace: "soak", commandTimeoutMs: COMMAND_TIMEOUT_MS },
+    ...(withNear ? [near({ maxEntries: 20_000 })] : []),
     swr({ staleMs: 3000, ifErrorMs: 5000 }),
     xfetch(),
     c,
@@ -101,6 +112,15 @@ function sizes(sides: Side[]): Record<string, number> {
   return out;
 }
 
+/** Timers alive in this process (a timer per call that is never cleared is a leak). */
+function timers(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === "Timeout" || r === "Immediate").length;
+}
+
+async function serverConnections(admin: RedisClient): Promise<number> {
+  return Number(/^connected_clients:(\d+)/m.exec(String(await admin.send(["INFO", "clients"])))?.[1]);
+}
+
 function mb(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
@@ -108,21 +128,28 @@ function mb(bytes: number): string {
 async function main(): Promise<void> {
   let stopServer: () => Promise<void>;
   let sides: Side[];
+  let admin: RedisClient;
   if (CLUSTER) {
     const cluster = await startCluster();
     stopServer = () => cluster.stop();
     sides = [
-      side(await connectCluster({ seeds: cluster.seeds, resp: 3 })),
+      side(await connectCluster({ seeds: cluster.seeds, resp: 3 }), NEAR),
       side(await connectCluster({ seeds: cluster.seeds })),
     ];
+    // One node's connections stand for the cluster's.
+    admin = await connect(cluster.seeds[0]!);
   } else {
     const server = await startRedis({ args: ["--maxmemory", "512mb"] });
     stopServer = () => server.stop();
-    sides = [side(await connect({ url: server.url, resp: 3 })), side(await connect(server.url))];
+    sides = [side(await connect({ url: server.url, resp: 3 }), NEAR), side(await connect(server.url))];
+    admin = await connect(server.url);
   }
   let loads = 0;
+  let closed = false;
+  let loadsAfterClose = 0;
   const loader = async ({ identity }: { identity: unknown }) => {
     loads++;
+    if (closed) loadsAfterClose++;
     await new Promise((r) => setImmediate(r));
     // One load in 500 fails: stale-if-error and error paths stay exercised.
     if (Math.random() < 0.002) throw new Error("origin hiccup");
@@ -131,11 +158,11 @@ async function main(): Promise<void> {
 
   let issued = 0;
   let failed = 0;
-  const run = async (count: number) => {
+  const run = async (count: number, untilMs = Infinity) => {
     const target = issued + count;
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async () => {
-        while (issued < target) {
+        while (issued < target && performance.now() < untilMs) {
           issued++;
           // Skewed toward low ids: some keys hot, most cold.
           const id = Math.floor(KEYS * Math.random() ** 2);
@@ -164,14 +191,19 @@ async function main(): Promise<void> {
   await drain();
   const heapBefore = await settleHeap();
   const before = sizes(sides);
+  const rssBefore = process.memoryUsage().rss;
+  const connectionsBefore = await serverConnections(admin);
+  const timersBefore = timers();
   // Ten rounds, the heap after each: a leak is a trend, GC noise is not.
   const rounds: number[] = [];
   const per = Math.ceil(GETS / ROUNDS);
   let busy = 0;
   let seconds = 0;
+  const issuedBefore = issued;
   for (let r = 0; r < ROUNDS; r++) {
     const t = performance.now();
-    await run(Math.min(per, GETS - r * per));
+    if (MINUTES === undefined) await run(Math.min(per, GETS - r * per));
+    else await run(Infinity, t + (MINUTES * 60_000) / ROUNDS);
     seconds += (performance.now() - t) / 1000;
     if (r === ROUNDS - 1) busy = heapNow();
     else rounds.push(await settleHeap());
@@ -180,17 +212,21 @@ async function main(): Promise<void> {
   const heapAfter = await settleHeap();
   rounds.push(heapAfter);
   const after = sizes(sides);
+  const rssAfter = process.memoryUsage().rss;
+  const connectionsAfter = await serverConnections(admin);
+  const timersAfter = timers();
+  const gets = issued - issuedBefore;
 
   const stats = sides.map((s) => s.cache.stats());
   const sum = (k: keyof (typeof stats)[number]) => stats.reduce((n, s) => n + s[k], 0);
   console.log(
-    `soak: ${GETS.toLocaleString()} gets over ${KEYS.toLocaleString()} keys, ${IN_FLIGHT} in flight, ${
+    `soak: ${gets.toLocaleString()} gets over ${KEYS.toLocaleString()} keys, ${IN_FLIGHT} in flight, ${
       CLUSTER ? "Redis Cluster (3+3)" : "one redis-server"
-    }`,
+    }${NEAR ? ", near() in front of the RESP3 cache" : ""}`,
   );
   console.log(
     `  ${seconds.toFixed(1)} s, ${
-      Math.round(GETS / seconds).toLocaleString()
+      Math.round(gets / seconds).toLocaleString()
     } gets/s; origin loads ${loads.toLocaleString()}, failed gets ${failed.toLocaleString()}`,
   );
   console.log(
@@ -208,16 +244,38 @@ async function main(): Promise<void> {
   );
   console.log(`  heap after each tenth of the run: ${rounds.map((h) => (h / 2 ** 20).toFixed(1)).join(" ")} MiB`);
   console.log(`  heap right after the last get (calls settled, timers not yet fired): ${mb(busy)}`);
+  console.log(`  RSS: before ${mb(rssBefore)}, after ${mb(rssAfter)}, change ${mb(rssAfter - rssBefore)}`);
+  console.log(`  server connections: before ${connectionsBefore}, after ${connectionsAfter}`);
+  console.log(`  timers and immediates alive: before ${timersBefore}, after ${timersAfter}`);
+  if (NEAR) console.log(`  near entries at the end: ${sides[0]!.cache.stats().nearEntries}`);
   let ok = heapAfter - heapBefore <= HEAP_ALLOWANCE || gc === undefined;
+  ok &&= rssAfter - rssBefore <= RSS_ALLOWANCE && connectionsAfter <= connectionsBefore && timersAfter <= timersBefore;
   for (const [name, value] of Object.entries(after)) {
     const back = value === before[name];
     ok &&= back;
     console.log(`  ${name}: before ${before[name]}, after ${value}${back ? "" : "  <-- did not return"}`);
   }
-  console.log(ok ? "  PASS: heap and internal sizes returned to their starting level" : "  FAIL");
 
+  // close() drains what the caches started: after it resolved, nothing of theirs may run.
   await Promise.all(sides.map((s) => s.cache.close()));
+  closed = true;
+  const closedStats = JSON.stringify(sides.map((s) => s.cache.stats()));
+  await new Promise((r) => setTimeout(r, COMMAND_TIMEOUT_MS + 500));
+  const quiet = loadsAfterClose === 0 && JSON.stringify(sides.map((s) => s.cache.stats())) === closedStats &&
+    sides.every((s) => s.redis.pending === 0 && s.coalesce.size === 0);
+  console.log(
+    `  after close(): ${loadsAfterClose} origin calls, counters ${quiet ? "unchanged" : "moved"}, commands pending ${
+      sides.map((s) => s.redis.pending).join(" + ")
+    }`,
+  );
+  ok &&= quiet;
+  console.log(
+    ok
+      ? "  PASS: heap, RSS, connections, timers and internal sizes back at their starting level; nothing ran after close()"
+      : "  FAIL",
+  );
   for (const s of sides) s.redis.destroy();
+  admin.destroy();
   await stopServer();
   process.exit(ok ? 0 : 1);
 }

@@ -117,6 +117,8 @@ export class RedisClient implements RedisLike, TrackingClient {
   #connected = false;
   #closing = false;
   #closed = false;
+  /** `lazyConnect` and no command sent yet: the first one opens the socket. */
+  #lazy: boolean;
   /** Commands issued while there is no connection ready, oldest first. */
   #offline: Command[] = [];
   #generation = 0;
@@ -163,7 +165,8 @@ export class RedisClient implements RedisLike, TrackingClient {
       },
       closed: (conn, error) => this.#onClose(conn, error),
     };
-    this.ready = this.#open(true);
+    this.#lazy = options.lazyConnect;
+    this.ready = this.#lazy ? Promise.resolve() : this.#open(true);
   }
 
   /**
@@ -314,7 +317,12 @@ export class RedisClient implements RedisLike, TrackingClient {
     if (this.#closing || this.#closed) {
       return Promise.reject(new ConnectionError("The client is closed"));
     }
-    if (
+    if (this.#lazy) {
+      // The first command of a lazy client opens the socket; it and those
+      // issued until the socket is open leave with the handshake.
+      this.#lazy = false;
+      void this.#open(false, true);
+    } else if (
       !this.#connected && this.#offline.length >= this.#o.offlineQueue && this.#compactOffline() >= this.#o.offlineQueue
     ) {
       return Promise.reject(
@@ -444,6 +452,24 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   /** `host:port` or the socket path, as events name the server. */
+  /**
+   * The server as traces and events name it: `host:port` (IPv6 bracketed),
+   * or the unix socket path. What the process keeps per server (the
+   * server's clock estimate, the scripts it was sent) is keyed by it, so
+   * a client opened per request (a Cloudflare Worker) starts warm.
+   *
+   * @example Name the server
+   * ```ts
+   * import { connect } from "@herdless/herdless";
+   * const redis = await connect({ host: "127.0.0.1", port: 6390, lazyConnect: true });
+   * console.log(redis.serverName); // "127.0.0.1:6390"
+   * await redis.close();
+   * ```
+   */
+  get serverName(): string {
+    return this.#serverName;
+  }
+
   get #serverName(): string {
     return (this.#server ??= serverName(this.#o));
   }
@@ -543,7 +569,13 @@ export class RedisClient implements RedisLike, TrackingClient {
     idle();
   }
 
-  async #open(first: boolean): Promise<void> {
+  /**
+   * Open a connection and run its handshake. `first`: the one `connect()`
+   * waits for (a failure closes the client); `lazy`: the first of a
+   * `lazyConnect` client, whose queued commands leave with the handshake and
+   * fail with its error.
+   */
+  async #open(first: boolean, lazy = false): Promise<void> {
     let conn: Connection;
     try {
       if (this.#o.locate !== undefined) {
@@ -562,6 +594,7 @@ export class RedisClient implements RedisLike, TrackingClient {
         this.#shutdown(error as ConnectionError);
         throw error;
       }
+      if (lazy) this.#failOffline(error);
       this.#scheduleReconnect();
       return;
     }
@@ -571,9 +604,16 @@ export class RedisClient implements RedisLike, TrackingClient {
     }
     this.#conn = conn;
     this.#emit({ type: "connect", server: this.#serverName });
+    // Lazy: tracking and the commands issued so far go in the handshake's write.
+    const along: Command[] = [];
+    if (lazy && !this.#closed) {
+      if (this.#tracking.wanted) along.push(this.#trackingCommand(conn));
+      for (const cmd of this.#offline) if (cmd.state === QUEUED) along.push(cmd);
+      this.#offline = [];
+    }
     let outcome: HandshakeOutcome;
     try {
-      outcome = await handshake(conn, this.#o, this.#subscriptions);
+      outcome = await handshake(conn, this.#o, this.#subscriptions, along);
     } catch (error) {
       // A ConnectionError naming the URL (password hidden), the server's refusal as its cause.
       this.#lastError = error;
@@ -582,6 +622,8 @@ export class RedisClient implements RedisLike, TrackingClient {
       // #onClose (unless the socket closing is what failed the handshake).
       const mine = this.#conn === conn;
       if (mine) this.#conn = undefined;
+      // The commands that left with the refused handshake fail with its error.
+      for (const cmd of along) cmd.fail(error);
       conn.destroy();
       if (first) {
         this.#shutdown(error as ConnectionError);
@@ -599,7 +641,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     }
     this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
-    if (this.#tracking.wanted) this.#retrack(conn);
+    if (this.#tracking.wanted && along.length === 0) this.#retrack(conn);
     const offline = this.#offline;
     this.#offline = [];
     conn.release(offline);
@@ -609,13 +651,24 @@ export class RedisClient implements RedisLike, TrackingClient {
   // every read written after it is tracked. A refusal does not fail the
   // connection; the listeners are told to forget and nothing is kept.
   #retrack(conn: Connection): void {
+    conn.send(this.#trackingCommand(conn));
+  }
+
+  #trackingCommand(conn: Connection): Command {
     this.#tracking.requested();
     const cmd = new Command(ClientTracking.COMMAND, false);
     cmd.resolve = () => {};
     cmd.reject = (error) => {
       if (this.#conn === conn) this.#tracking.refused(error);
     };
-    conn.send(cmd);
+    return cmd;
+  }
+
+  /** Fail the commands waiting for a connection with `error` (a lazy client's first connection failed). */
+  #failOffline(error: unknown): void {
+    const offline = this.#offline;
+    this.#offline = [];
+    for (const cmd of offline) cmd.fail(error);
   }
 
   /**

@@ -7,7 +7,16 @@
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
 import { parseRedisUrl } from "./url.ts";
-import { func, intInRange, nonNegativeInt, optionalString, optionsObject, positiveInt, show } from "./shared/mod.ts";
+import {
+  boolean,
+  func,
+  intInRange,
+  nonNegativeInt,
+  optionalString,
+  optionsObject,
+  positiveInt,
+  show,
+} from "./shared/mod.ts";
 
 /** Reconnection backoff: capped, jittered exponential. */
 export interface ReconnectOptions {
@@ -50,6 +59,16 @@ export interface ConnectOptions {
   /** Reconnect after a loss, or `false` to stay closed. @default {{ minMs: 50, maxMs: 2000 }} */
   reconnect?: ReconnectOptions | false;
   /**
+   * `connect()` resolves at once, without I/O; the first command opens the
+   * socket, and the handshake (HELLO or AUTH, SELECT, CLIENT TRACKING where
+   * asked for) leaves in one write with the commands issued meanwhile. A
+   * refused connection or a refused handshake rejects those commands with
+   * its `ConnectionError`; later commands wait for the reconnect. The form a
+   * Cloudflare Worker wants: it connects per request.
+   * @default {false}
+   */
+  lazyConnect?: boolean;
+  /**
    * Hears the connection's state: connect, ready, disconnect (with the
    * cause), reconnecting (with the attempt), error. Given here it hears the
    * first attempt too; a throwing listener is ignored.
@@ -77,6 +96,7 @@ export interface ResolvedOptions {
   tls: TlsOptions | undefined;
   resp: 2 | 3;
   name: string | undefined;
+  lazyConnect: boolean;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
   offlineQueue: number;
@@ -135,6 +155,7 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
     tls,
     resp,
     name: optionalString(WHERE, "name", o.name),
+    lazyConnect: boolean(WHERE, "lazyConnect", o.lazyConnect ?? false),
     connectTimeoutMs: positiveInt(WHERE, "connectTimeoutMs", o.connectTimeoutMs ?? 10_000),
     commandTimeoutMs: nonNegativeInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 0),
     offlineQueue,

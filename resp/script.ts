@@ -37,6 +37,10 @@ export class Script {
   // Which connection generation last received the body. A WeakMap so a
   // closed client can be collected along with its entry.
   #sentTo = new WeakMap<object, number>();
+  // Servers (by `serverName`) that ran this script's EVAL in this process: a
+  // client opened per request (a Cloudflare Worker) sends EVALSHA at once,
+  // and a NOSCRIPT (a restarted server) still falls back to EVAL.
+  #servers = new Set<string>();
 
   /**
    * A script from its source; its SHA1 is computed here, once, locally.
@@ -84,7 +88,15 @@ export class Script {
       };
       if (this.#sentTo.get(redis) !== generation) {
         this.#sentTo.set(redis, generation);
-        return Promise.resolve(redis.send(scriptCommand("EVAL", this.lua, keys, args), options)).catch(explain);
+        const server = (redis as { serverName?: unknown }).serverName;
+        if (typeof server !== "string" || !this.#servers.has(server)) {
+          const ran = Promise.resolve(redis.send(scriptCommand("EVAL", this.lua, keys, args), options)).catch(explain);
+          if (typeof server !== "string") return ran;
+          return ran.then((reply) => {
+            this.#servers.add(server);
+            return reply;
+          });
+        }
       }
       return Promise.resolve(redis.send(scriptCommand("EVALSHA", this.sha, keys, args), options)).catch((error) => {
         if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") explain(error);

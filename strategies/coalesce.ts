@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { NEVER, onAbort } from "../resp/shared/mod.ts";
+import { onAbort } from "../resp/shared/mod.ts";
 import type { CacheContext, Outcome, Strategy } from "./types.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
@@ -60,7 +60,9 @@ export function coalesce(): CoalesceStrategy {
       // The flight keeps its callers; a caller arriving now must not get a
       // value older than one this process already served (or one loaded
       // before an invalidation it saw resolve).
-      if (flights.size > 0) flights.delete(key);
+      if (flights.size === 0) return;
+      if (key === undefined) flights.clear();
+      else flights.delete(key);
     },
     fill(next) {
       return function coalesced(req) {
@@ -92,7 +94,6 @@ export function coalesce(): CoalesceStrategy {
         const joined = flight;
         joined.callers++;
         const signal = req.signal;
-        if (signal === NEVER) return joined.promise;
         const leave = () => {
           if (--joined.callers === 0) joined.controller.abort(signal.reason);
         };

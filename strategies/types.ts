@@ -554,8 +554,10 @@ export interface Strategy {
    * (a hit while they run) or the key was invalidated or set: calls from now
    * on must not share those loads (`coalesce()` lets its running flight
    * finish for the callers it has, and starts a new one for the next).
+   * Without a key, every key's loads are superseded (`clear()`,
+   * `invalidateTags()`: a load that began before them publishes a miss).
    */
-  superseded?(key: string): void;
+  superseded?(key?: string): void;
   /** Wraps each origin call (a loader, or a `loadMany` as one call), innermost last: `limit()` counts these. */
   load?(next: Load): Load;
   /** An in-process tier consulted before Redis (`near()`); at most one per pipeline. */

@@ -1,10 +1,13 @@
 /**
  * The chaos run's settings in one place: load, cache, fault and verdict
  * timings. `run.ts` may override the load from the command line; everything
- * else is fixed so that two runs are comparable.
+ * else is fixed so that two runs are comparable, apart from a named
+ * profile (`--profile <name>`, see {@linkcode profiles}), which the workers
+ * learn from the environment (`HERDLESS_CHAOS_PROFILE`, set by `run.ts`).
  *
  * @module
  */
+import process from "node:process";
 
 /** What every worker process needs to know, passed to it as JSON in argv. */
 export interface WorkerConfig {
@@ -24,7 +27,7 @@ export interface WorkerConfig {
   limit: boolean;
 }
 
-export const settings = {
+const base = {
   workers: 4,
   /** Gets per second per worker. */
   rate: 400,
@@ -71,4 +74,56 @@ export const settings = {
   minGapMs: 2000 - 500 - 250,
   /** A window has recovered when its error rate is at most max(2 x baseline, this). */
   recoveredErrorRate: 0.01,
-} as const;
+  /** Faults whose name contains one of these words (all when unset); `--only` overrides it. */
+  only: undefined as readonly string[] | undefined,
+};
+
+/** The run's settings: the defaults, or a profile's changes to them. */
+export type ChaosSettings = Readonly<typeof base>;
+
+/**
+ * Named variants of the run. `eviction-storm` is issue 24's: the run in
+ * which values went backwards after an eviction storm (4 processes x 500
+ * gets/s over 200 Zipf keys, `swr({ staleMs: 1000 })`, `lease({ leaseMs: 500 })`,
+ * `jitter({ spreadMs: 200 })`, `ttlMs: 1000`), with `maxmemory 1mb` under
+ * `allkeys-lru` for 10 s as its only fault: 1 MB is below Redis' own
+ * baseline, so keys are evicted and writes refused (OOM) at once.
+ */
+export const profiles: Readonly<Record<string, Partial<ChaosSettings>>> = {
+  "eviction-storm": {
+    rate: 500,
+    ttlMs: 1000,
+    staleMs: 1000,
+    leaseMs: 500,
+    spreadMs: 200,
+    faultMs: 10_000,
+    minGapMs: 1000 - 200 - 250,
+    only: ["maxmemory 1mb"],
+  },
+};
+
+/** The profile named by `--profile <name>` (or `--profile=<name>`) in `argv`, else by `HERDLESS_CHAOS_PROFILE`. */
+export function profileName(argv: readonly string[], env: Record<string, string | undefined>): string | undefined {
+  const at = argv.findIndex((a) => a === "--profile" || a.startsWith("--profile="));
+  const name = at === -1
+    ? env.HERDLESS_CHAOS_PROFILE
+    : argv[at]!.includes("=")
+    ? argv[at]!.split("=")[1]
+    : argv[at + 1];
+  if (name === undefined || name === "") return undefined;
+  if (!(name in profiles)) {
+    throw new RangeError(
+      `Cannot run chaos: unknown profile ${JSON.stringify(name)} (known: ${Object.keys(profiles).join(", ")})`,
+    );
+  }
+  return name;
+}
+
+/** The settings of `profile` (the defaults when it is undefined). */
+export function settingsOf(profile: string | undefined): ChaosSettings {
+  return { ...base, ...(profile === undefined ? {} : profiles[profile]) };
+}
+
+/** This process' profile. */
+export const profile: string | undefined = profileName(process.argv, process.env);
+export const settings: ChaosSettings = settingsOf(profile);

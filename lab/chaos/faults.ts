@@ -35,6 +35,8 @@ export interface FaultContext {
 
 export interface Fault {
   name: string;
+  /** Run only when `--only` or the profile names it (not part of the default schedule). */
+  extra?: boolean;
   run(ctx: FaultContext): Promise<string | undefined>;
 }
 
@@ -134,6 +136,18 @@ export function buildFaults(faultMs: number): Fault[] {
         return `maxmemory ${kb(limit)}: used ${kb(used)}, of which ${keys} keys about ${
           kb(data)
         }, so about half the keys must go`;
+      },
+    },
+    {
+      // Issue 24's storm (the eviction-storm profile's only fault): below the
+      // server's own baseline, so it evicts what it can and refuses writes.
+      name: "maxmemory 1mb allkeys-lru",
+      extra: true,
+      async run({ admin }) {
+        await admin.send(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "1mb"]);
+        await sleepOut();
+        await admin.send(["CONFIG", "SET", "maxmemory", 0, "maxmemory-policy", "noeviction"]);
+        return `maxmemory 1 MB under allkeys-lru for ${faultMs / 1000} s (below the server's baseline)`;
       },
     },
     {

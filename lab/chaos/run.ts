@@ -10,7 +10,8 @@
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
  * (faults whose name contains a listed word), `--wakeups poll` (lease
  * waiters poll instead of being woken by client tracking), `--no-limit`
- * (the pipeline without `limit()`), `--quick` (shorter phases),
+ * (the pipeline without `limit()`), `--profile eviction-storm` (issue 24's
+ * settings and fault: see `config.ts`), `--quick` (shorter phases),
  * `--drain-fraction F` (share of the measured drain the load faults ask).
  *
  * During the warm-up the workers measure how fast their connections drain
@@ -28,7 +29,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../mod.ts";
 import { startRedis } from "../../test/support/redis-server.ts";
-import { settings } from "./config.ts";
+import { profile, settings } from "./config.ts";
 import { buildFaults, type Fault } from "./faults.ts";
 import { RAW_BIG_KEY } from "./drain_probe.ts";
 import { bigDemand, hugeDemand, type LoadPlan, type LoadRun, planLoads, rate as byteRate } from "./load.ts";
@@ -49,6 +50,8 @@ const { values: args } = parseArgs({
     "no-limit": { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
     "drain-fraction": { type: "string", default: String(settings.drainFraction) },
+    // Read by config.ts when it loads (the workers read it from the environment).
+    profile: { type: "string" },
   },
 });
 const timing = args.quick ? settings.quick : settings;
@@ -59,8 +62,12 @@ if (!(fraction > 0 && fraction <= 1)) {
 const workerCount = Number(args.workers);
 const rate = Number(args.rate);
 const wakeups = args.wakeups === "poll" ? "poll" : "auto";
-const only = args.only?.split(",").map((s) => s.trim().toLowerCase());
-const schedule = buildFaults(timing.faultMs).filter((f) => !only || only.some((o) => f.name.toLowerCase().includes(o)));
+const only = (args.only?.split(",") ?? settings.only)?.map((s) => s.trim().toLowerCase());
+const schedule = buildFaults(timing.faultMs).filter((f) =>
+  only ? only.some((o) => f.name.toLowerCase().includes(o)) : !f.extra
+);
+// The workers are spawned with this environment: they build the profile's pipeline.
+if (profile !== undefined) process.env.HERDLESS_CHAOS_PROFILE = profile;
 
 const began = Date.now();
 // Other work on the machine shows up as latency and timeouts in every row: say how busy it was.
@@ -208,7 +215,7 @@ const total = rows.reduce((a, r) => a + r.summary.gets, 0);
 console.log(
   `\n## herdless chaos run: ${workerCount} processes x ${rate} gets/s over ${settings.keys} Zipf keys, ` +
     `${schedule.length} faults of ${timing.faultMs / 1000} s, ${timing.recoverMs / 1000} s recovery each ` +
-    `(wakeups: ${wakeups}${
+    `(${profile === undefined ? "" : `profile ${profile}, `}wakeups: ${wakeups}${
       args["no-limit"] ? ", without limit()" : ""
     }; Node ${process.versions.node}, Redis ${version}, load average at start ${loadStart})\n`,
 );

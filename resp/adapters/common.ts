@@ -10,7 +10,6 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { NEVER } from "../shared/mod.ts";
 import { commandName, type Deadline, Deadlines } from "../connection/mod.ts";
 import { RedisReplyError, TimeoutError } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
@@ -132,7 +131,7 @@ export function run(
   options: SendOptions | undefined,
   start: () => Promise<unknown>,
 ): Promise<Reply> {
-  const signal = options?.signal === NEVER ? undefined : options?.signal;
+  const signal = options?.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const timeoutMs = options?.timeoutMs;
   const timed = typeof timeoutMs === "number" && timeoutMs > 0;

@@ -191,13 +191,23 @@ export class Connection {
    */
   writeFirst(commands: readonly Command[]): void {
     const writer = this.#writer;
+    const before = this.#written.length;
     for (const cmd of commands) {
-      writer.push(cmd.args);
+      try {
+        writer.push(cmd.args);
+      } catch (error) {
+        cmd.fail(error);
+        continue;
+      }
       cmd.args = SENT;
       cmd.state = WRITTEN;
       this.#written.push(cmd);
     }
-    this.#transport?.write(writer.take());
+    try {
+      this.#transport?.write(writer.take());
+    } catch (error) {
+      this.#writeFailed(error, this.#written.length - before);
+    }
   }
 
   /** Hand back the commands never written (the socket closed first), in order. */
@@ -240,11 +250,20 @@ export class Connection {
     this.#unsent = [];
     const writer = this.#writer;
     const written = this.#written;
+    const before = written.length;
     for (let i = 0; i < unsent.length; i++) {
       const cmd = unsent[i]!;
       // A command that timed out or was aborted before its write is never written.
       if (cmd.state !== QUEUED) continue;
-      writer.push(cmd.args);
+      try {
+        writer.push(cmd.args);
+      } catch (error) {
+        // Its encoding failed (the writer dropped it whole): it fails now
+        // with that error, instead of waiting for a reply that never comes;
+        // the others of this tick still leave.
+        cmd.fail(error);
+        continue;
+      }
       cmd.args = SENT;
       cmd.state = WRITTEN;
       if (written.length === 0) this.#decoder.buffers = cmd.buffers;
@@ -255,10 +274,37 @@ export class Connection {
       return;
     }
     this.#writes++;
-    if (!transport.write(writer.take())) this.#blocked = true;
+    let done: boolean;
+    try {
+      done = transport.write(writer.take());
+    } catch (error) {
+      this.#writeFailed(error, written.length - before);
+      return;
+    }
+    if (!done) this.#blocked = true;
     // The kernel took it all: the next writes reuse the same memory.
     else if (transport.flushed()) writer.rewind();
   };
+
+  /**
+   * The transport threw while taking a write: the `count` commands of that
+   * write (the newest written) fail at once with its error, and the socket,
+   * whose stream may now hold part of them, is closed with it.
+   */
+  #writeFailed(error: unknown, count: number): void {
+    const failed: Command[] = [];
+    const written = this.#written;
+    const keep = new Fifo<Command>();
+    const total = written.length;
+    for (let i = 0; i < total; i++) {
+      const cmd = written.shift()!;
+      if (i < total - count) keep.push(cmd);
+      else failed.push(cmd);
+    }
+    this.#written = keep;
+    for (const cmd of failed) cmd.fail(error);
+    this.destroy(error instanceof Error ? error : new Error(String(error)));
+  }
 
   #onReply(value: Reply, attribute: ReplyMap | undefined): void {
     // RESP2 pub/sub: a subscribed connection receives messages as ordinary

@@ -46,9 +46,12 @@ const CR = 13;
 const LF = 10;
 const MINUS = 45; // -
 
-/** Node, Bun and Deno all ship the undocumented `utf8Write(string, offset)`. */
+/**
+ * Node, Bun, Deno and workerd all ship the undocumented `utf8Write(string,
+ * offset, length)`; workerd throws a RangeError when `length` is left out.
+ */
 interface WriteBuffer extends Buffer {
-  utf8Write?(text: string, offset: number): number;
+  utf8Write?(text: string, offset: number, length: number): number;
 }
 
 /**
@@ -58,7 +61,7 @@ interface WriteBuffer extends Buffer {
  */
 const writeUtf8: (buf: Buffer, text: string, offset: number) => number =
   typeof (Buffer.prototype as WriteBuffer).utf8Write === "function"
-    ? (buf, text, offset) => (buf as WriteBuffer).utf8Write!(text, offset)
+    ? (buf, text, offset) => (buf as WriteBuffer).utf8Write!(text, offset, buf.length - offset)
     : (buf, text, offset) => buf.write(text, offset, "utf8");
 
 /** Decimal digits of a non-negative safe integer. */
@@ -134,7 +137,8 @@ export class CommandWriter {
    * @param command The command name and its arguments, e.g. `["GET", "key"]`.
    * @throws {TypeError} When the command is empty or not an array, or an
    * argument is not a string, a finite number or a `Uint8Array`; the message
-   * names the argument's zero-based index. Nothing of the command is kept.
+   * names the argument's zero-based index. Nothing of the command is kept,
+   * whatever the error (a `Uint8Array` whose buffer was detached throws too).
    */
   push(command: readonly Arg[]): void {
     if (!Array.isArray(command)) {
@@ -146,24 +150,31 @@ export class CommandWriter {
     if (count === 0) throw new TypeError("Cannot encode command: it must have at least one argument");
     // Kept relative to `#start`, which moves with the bytes when `#ensure` changes slabs.
     const keep = this.#len - this.#start;
-    this.#ensure(16);
-    this.#writeHeader(STAR, count);
-    for (let i = 0; i < count; i++) {
-      const arg = command[i];
-      if (typeof arg === "string") this.#writeString(arg);
-      else if (typeof arg === "number") {
-        if (!Number.isFinite(arg)) {
-          this.#len = this.#start + keep;
-          throw new TypeError(`Cannot encode command: argument ${i} must be a finite number, got ${arg}`);
+    try {
+      this.#ensure(16);
+      this.#writeHeader(STAR, count);
+      for (let i = 0; i < count; i++) {
+        const arg = command[i];
+        if (typeof arg === "string") this.#writeString(arg);
+        else if (typeof arg === "number") {
+          if (!Number.isFinite(arg)) {
+            throw new TypeError(`Cannot encode command: argument ${i} must be a finite number, got ${arg}`);
+          }
+          this.#writeNumber(arg);
+        } else if (arg instanceof Uint8Array) this.#writeBytes(arg);
+        else {
+          throw new TypeError(
+            `Cannot encode command: argument ${i} must be a string, number or Uint8Array, got ${describe(arg)}`,
+          );
         }
-        this.#writeNumber(arg);
-      } else if (arg instanceof Uint8Array) this.#writeBytes(arg);
-      else {
-        this.#len = this.#start + keep;
-        throw new TypeError(
-          `Cannot encode command: argument ${i} must be a string, number or Uint8Array, got ${describe(arg)}`,
-        );
       }
+    } catch (error) {
+      // Whatever threw (a bad argument, a Uint8Array whose buffer was
+      // transferred since it was sent, a native write refusing its
+      // arguments), the commands pushed before stay whole and this one is
+      // dropped.
+      this.#len = this.#start + keep;
+      throw error;
     }
   }
 

@@ -55,23 +55,40 @@ export function handshakeCommands(o: ResolvedOptions, subscriptions: Subscriptio
  * @param connection a connection just opened, with nothing written on it yet.
  * @param o the client's resolved options; `connectTimeoutMs` bounds the wait.
  * @param subscriptions what to subscribe to again.
+ * @param along commands that leave in the handshake's write, after it (a lazy client's first commands); not waited for.
  * @throws {ConnectionError} (as a rejection) when the server refuses a step (its `RedisReplyError` as the cause), or for anything else, a `TimeoutError` after `connectTimeoutMs` as its cause.
  */
 export async function handshake(
   connection: Connection,
   o: ResolvedOptions,
   subscriptions: Subscriptions,
+  along: readonly Command[] = [],
 ): Promise<HandshakeOutcome> {
   try {
-    return await exchange(connection, o, subscriptions);
+    return await exchange(connection, o, subscriptions, along);
   } catch (caught) {
     const { step, error: cause } = isRefused(caught) ? caught : { step: undefined, error: caught };
-    if (cause instanceof RedisReplyError) throw new ConnectionError(refusal(o, step, cause), { cause });
-    throw new ConnectionError(
-      `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
-      { cause },
-    );
+    throw handshakeError(o, step, cause);
   }
+}
+
+/** A handshake step that failed, and why. */
+interface Refused {
+  readonly step: readonly Arg[] | undefined;
+  readonly error: unknown;
+}
+
+function isRefused(value: unknown): value is Refused {
+  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+}
+
+/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
+function handshakeError(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
+  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
+  return new ConnectionError(
+    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+    { cause },
+  );
 }
 
 /** What a handshake that succeeded left out. */
@@ -90,14 +107,13 @@ function isSetName(args: readonly Arg[]): boolean {
   return typeof args[0] === "string" && args[0].toUpperCase() === "CLIENT" && args[1] === "SETNAME";
 }
 
-/** A handshake step that failed, and why. */
-interface Refused {
-  readonly step: readonly Arg[] | undefined;
-  readonly error: unknown;
-}
-
-function isRefused(value: unknown): value is Refused {
-  return typeof value === "object" && value !== null && "error" in value && "step" in value;
+/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
+function failure(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
+  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
+  return new ConnectionError(
+    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
+    { cause },
+  );
 }
 
 const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
@@ -128,9 +144,13 @@ async function exchange(
   connection: Connection,
   o: ResolvedOptions,
   subscriptions: Subscriptions,
+  along: readonly Command[],
 ): Promise<HandshakeOutcome> {
   const steps = handshakeCommands(o, subscriptions);
-  if (steps.length === 0) return {};
+  if (steps.length === 0) {
+    if (along.length > 0) connection.writeFirst(along);
+    return {};
+  }
   const commands: Command[] = [];
   let nameRefused: RedisReplyError | undefined;
   const replies = steps.map((args) => {
@@ -143,7 +163,12 @@ async function exchange(
         if (tolerated && isNameRefusal(error)) {
           nameRefused = error;
           resolve(null);
-        } else reject({ step: args, error } satisfies Refused);
+        } else {
+          // The commands behind the handshake fail with its error, at once:
+          // their own replies (NOAUTH) may be decoded in the same read.
+          for (const c of along) c.fail(handshakeError(o, args, error));
+          reject({ step: args, error } satisfies Refused);
+        }
       };
       // ROLE is an @admin command a least-privilege user may lack: its refusal is an answer, judged below.
       if (args[0] === "ROLE") cmd.reject = (error) => resolve(error as RedisReplyError);
@@ -153,16 +178,13 @@ async function exchange(
     commands.push(cmd);
     return reply;
   });
-  connection.writeFirst(commands);
+  connection.writeFirst(along.length === 0 ? commands : [...commands, ...along]);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(
-        {
-          step: undefined,
-          error: new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs),
-        } satisfies Refused,
-      );
+      const timedOut = new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs);
+      for (const c of along) c.fail(handshakeError(o, undefined, timedOut));
+      reject({ step: undefined, error: timedOut } satisfies Refused);
     }, o.connectTimeoutMs);
   });
   let answers: Reply[];

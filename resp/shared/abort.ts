@@ -1,30 +1,25 @@
 /**
  * Listening to an `AbortSignal`, in one place. Every wait of both layers (a
  * command's signal, a caller's deadline, a lease waiter, a queued load)
- * hangs its listener here, so the never-aborting signal is skipped and the
- * listener is always removed the same way.
+ * hangs its listener here, so the listener is always removed the same way.
+ * A call without a signal or timeout passes `undefined`, which costs nothing:
+ * there is no shared never-aborting signal, since workerd builds no
+ * AbortController at module scope and ties every signal to the request that
+ * made it (another request touching it throws).
  *
  * @module
  */
-
-/**
- * The signal of calls without a signal or timeout, and of background work:
- * it never aborts. Most cache gets are hits, and an AbortController per call
- * (plus the listeners hung on it) is measurable garbage; {@linkcode onAbort}
- * skips this one.
- */
-export const NEVER: AbortSignal = new AbortController().signal;
 
 const nothing = () => {};
 
 /**
  * Call `listener` once when `signal` aborts. Returns the function that stops
  * listening (call it when the wait ends another way). A signal that is
- * `undefined` or {@linkcode NEVER} costs nothing; one already aborted is the
+ * `undefined` costs nothing; one already aborted is the
  * caller's to check first: the listener is not called for it.
  */
 export function onAbort(signal: AbortSignal | undefined, listener: () => void): () => void {
-  if (signal === undefined || signal === NEVER || signal.aborted) return nothing;
+  if (signal === undefined || signal.aborted) return nothing;
   signal.addEventListener("abort", listener, { once: true });
   return () => signal.removeEventListener("abort", listener);
 }
@@ -34,11 +29,11 @@ export function onAbort(signal: AbortSignal | undefined, listener: () => void): 
  * the form for a hot path, where the stop function {@linkcode onAbort}
  * returns would be one more closure per call (a command passes itself, an
  * object with `handleEvent`, so a command with a signal costs no closure at
- * all). Returns whether it listens: not for `undefined`, {@linkcode NEVER}
- * or a signal already aborted (the caller's to check first).
+ * all). Returns whether it listens: not for `undefined` or a
+ * signal already aborted (the caller's to check first).
  */
 export function listenAbort(signal: AbortSignal | undefined, listener: EventListenerObject): boolean {
-  if (signal === undefined || signal === NEVER || signal.aborted) return false;
+  if (signal === undefined || signal.aborted) return false;
   signal.addEventListener("abort", listener, { once: true });
   return true;
 }
@@ -53,7 +48,7 @@ export function unlistenAbort(signal: AbortSignal, listener: EventListenerObject
  * aborts. The promise itself keeps running (its owner tracks it).
  */
 export function race<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined || signal === NEVER) return promise;
+  if (signal === undefined) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const stop = onAbort(signal, () => reject(signal.reason));

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { listenAbort, NEVER, onAbort, race, unlistenAbort } from "./abort.ts";
+export { listenAbort, onAbort, race, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
 export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";

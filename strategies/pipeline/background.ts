@@ -13,17 +13,27 @@ export class Background {
   readonly #emit: (event: CacheEvent) => void;
   readonly #refreshing = new Set<string>();
   readonly #inflight = new Set<Promise<unknown>>();
+  readonly #waitUntil: ((work: Promise<unknown>) => void) | undefined;
 
-  constructor(maxRefreshes: number, emit: (event: CacheEvent) => void) {
+  constructor(
+    maxRefreshes: number,
+    emit: (event: CacheEvent) => void,
+    waitUntil?: (work: Promise<unknown>) => void,
+  ) {
     this.#maxRefreshes = maxRefreshes;
     this.#emit = emit;
+    this.#waitUntil = waitUntil;
   }
 
-  /** Keep `promise` until it settles, so `drain()` waits for it. */
+  /**
+   * Keep `promise` until it settles, so `drain()` waits for it; with a
+   * `waitUntil`, hand it over too (settled either way: its rejection is
+   * its caller's, or counted).
+   */
   track<P extends Promise<unknown>>(promise: P): P {
     this.#inflight.add(promise);
-    const settle = () => this.#inflight.delete(promise);
-    promise.then(settle, settle);
+    const settled = promise.then(() => this.#inflight.delete(promise), () => this.#inflight.delete(promise));
+    this.#waitUntil?.(settled);
     return promise;
   }
 

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { NEVER, onAbort, race } from "../../resp/shared/mod.ts";
+import { onAbort, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Outcome } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import type { LoadMany } from "./cache_types.ts";
@@ -83,8 +83,7 @@ export async function getMany(core: Core, call: BatchCall): Promise<unknown[]> {
   if (missing.length > 0) {
     if (call.closing()) throw new ClosedError("getMany");
     if (call.signal.aborted) throw call.signal.reason;
-    const batch = new Batch(core, call, false);
-    const fills = missing.map(({ item, seen }) => batch.fill(item, seen));
+    const fills = new Batch(core, call, false).fill(missing);
     // swr's soft timeout, per identity that has an old value to serve.
     const soft = softTimeoutOf(core.strategies);
     const settled = await Promise.allSettled(
@@ -122,11 +121,10 @@ function refresh(
   if (due.length === 0) return;
   const byKey = new Map(due.map((item) => [item.keys.data, item]));
   core.background.refreshMany([...byKey.keys()], async (claimed) => {
-    const batch = new Batch(core, call, true);
-    const fills = claimed.map((key) => {
+    const fills = new Batch(core, call, true).fill(claimed.map((key) => {
       const item = byKey.get(key)!;
-      return batch.fill(item, reads[items.indexOf(item)]!.entry);
-    });
+      return { item, seen: reads[items.indexOf(item)]!.entry };
+    }));
     const results = await Promise.allSettled(fills);
     const failed = results.find((r) => r.status === "rejected");
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
@@ -157,17 +155,33 @@ class Batch {
     this.#background = background;
   }
 
-  /** Send `item` through the fill chain; resolves its outcome. */
-  fill(item: Item, seen: Entry | undefined): Promise<Outcome> {
+  /**
+   * Send every identity of the batch through the fill chain; resolves their
+   * outcomes, aligned. Every slot exists before the first request starts: a
+   * chain that reaches the innermost step without an await (no strategy, or
+   * only in-process ones like coalesce()) must find the others still on
+   * their way, or its wave would leave alone.
+   */
+  fill(pending: readonly { item: Item; seen: Entry | undefined }[]): Promise<Outcome>[] {
+    const slots = pending.map(({ item }): Slot => ({
+      item,
+      state: "running",
+      req: undefined,
+      resolve: undefined,
+      reject: undefined,
+    }));
+    this.#slots.push(...slots);
+    return slots.map((slot, i) => this.#start(slot, pending[i]!.seen));
+  }
+
+  #start(slot: Slot, seen: Entry | undefined): Promise<Outcome> {
     const core = this.#core;
-    const slot: Slot = { item, state: "running", req: undefined, resolve: undefined, reject: undefined };
-    this.#slots.push(slot);
     const fields: FillRequest = {
-      keys: item.keys,
-      identity: item.identity,
+      keys: slot.item.keys,
+      identity: slot.item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#background ? NEVER : this.#call.signal,
+      signal: this.#background ? new AbortController().signal : this.#call.signal,
       background: this.#background,
       seen,
       waiting: () => this.#move(slot, "waiting"),
@@ -181,7 +195,15 @@ class Batch {
       }));
     // The fill outlives the caller: what it started publishes for others,
     // tracked so close() waits for it.
-    const fill = core.background.track(core.chain(req));
+    let outcome: Promise<Outcome>;
+    try {
+      outcome = core.chain(req);
+    } catch (error) {
+      // A strategy's hook that throws instead of rejecting fails its
+      // identity only: the rest of the batch must not wait for it forever.
+      outcome = Promise.reject(error);
+    }
+    const fill = core.background.track(outcome);
     const settle = () => this.#move(slot, "settled");
     fill.then(settle, settle);
     return fill;

@@ -53,7 +53,11 @@ export interface PipelineOptions<T> {
    * When Redis refuses writes (`OOM` under `maxmemory`, `READONLY` on a
    * replica), serve the origin's value uncached (counted in `degraded`,
    * event `degraded`) instead of failing the call. Reads still fail closed:
-   * an unreachable Redis is an error, never an unguarded origin call.
+   * an unreachable Redis is an error, never an unguarded origin call. The
+   * value served uncached stays in this process' memory and stands in for
+   * any older entry it reads while that value lasts, so this process never
+   * serves an older value after it; other processes do not see it (set
+   * `false` for that order across processes).
    * @default {true}
    */
   failOpen?: boolean;
@@ -63,6 +67,15 @@ export interface PipelineOptions<T> {
   random?: () => number;
   /** Receives every event (hit, miss, load-end with its duration...); a throwing hook is counted in `eventErrors` and ignored. */
   onEvent?: (event: CacheEvent) => void;
+  /**
+   * Hands over the work the cache goes on with after a call returned: a
+   * stale-while-revalidate refresh, a load whose callers left (its publish
+   * and lease release), and `close()`. A Cloudflare Worker passes
+   * `ctx.waitUntil.bind(ctx)` so its isolate lives until that work ends;
+   * the promises given never reject. Undefined: the process keeps running
+   * anyway (Node, Deno, Bun).
+   */
+  waitUntil?: (work: Promise<unknown>) => void;
   /**
    * Names an identity in events (`label`) and in `herdless:get` traces
    * (`identity`), e.g. `(id) => String(id[0])` for "user" without the user's

@@ -24,6 +24,7 @@ const SLOWER = 2;
 const TRUST_MS = 300_000;
 const RETRY_MS = 1000;
 
+/** Numbers only: an estimate may be read by caches of other requests (workerd), which must share no promise. */
 interface Estimate {
   /** Server time minus local time, in ms. */
   offset: number;
@@ -31,12 +32,21 @@ interface Estimate {
   rttMs: number;
   /** Local time of the measurement. */
   at: number;
-  measuring: Promise<void> | undefined;
 }
+
+/**
+ * The estimates of every cache of this process (or isolate) that reads the
+ * local clock through `performance.now()`, by server: a Worker builds its
+ * cache per request, and its second request must not pay a TIME round trip
+ * again. A cache given its own `now` keeps its own estimates.
+ */
+const perProcess = new Map<string, Estimate>();
 
 /** What the clock needs of its cache. */
 export interface ClockContext {
   readonly redis: RedisLike;
+  /** True when `now` is the process' own `performance.now()`: estimates are then shared by the caches of this process. */
+  readonly shared?: boolean;
   /** The local monotonic clock in ms (the cache's `now`). */
   readonly now: () => number;
   readonly commandTimeoutMs: number;
@@ -46,13 +56,23 @@ export interface ClockContext {
 export class ServerClock {
   readonly #c: ClockContext;
   readonly #nodeFor: ((key: string) => string | undefined) | undefined;
-  readonly #estimates = new Map<string, Estimate>();
+  readonly #estimates: Map<string, Estimate>;
+  /** This cache's background re-measures, by node: never shared with another cache. */
+  readonly #measuring = new Map<string, Promise<void>>();
+  /** The one server's name in the shared estimates ("" when not shared). */
+  readonly #server: string;
   #single: Estimate | undefined;
 
   constructor(context: ClockContext) {
     this.#c = context;
     const nodeFor = (context.redis as { nodeFor?: unknown }).nodeFor;
     this.#nodeFor = typeof nodeFor === "function" ? (key) => nodeFor.call(context.redis, key) : undefined;
+    const server = (context.redis as { serverName?: unknown }).serverName;
+    // Shared by server name: a cluster's node names, or a client's server.
+    const shareable = context.shared === true && (this.#nodeFor !== undefined || typeof server === "string");
+    this.#estimates = shareable ? perProcess : new Map();
+    this.#server = shareable && this.#nodeFor === undefined ? server as string : "";
+    if (this.#nodeFor === undefined) this.#single = this.#estimates.get(this.#server);
   }
 
   /**
@@ -61,32 +81,44 @@ export class ServerClock {
    */
   at(key: string): number | undefined {
     // One server (no nodeFor): no lookup by node.
-    const estimate = this.#nodeFor === undefined ? this.#single : this.#estimates.get(this.#node(key));
+    const estimate = this.#nodeFor === undefined
+      ? (this.#single ??= this.#estimates.get(this.#server))
+      : this.#estimates.get(this.#node(key));
     if (estimate === undefined) return undefined;
     const local = this.#c.now();
-    if (local - estimate.at > REMEASURE_MS && estimate.measuring === undefined) {
-      // In the background: the current estimate serves meanwhile.
-      estimate.measuring = this.#measure(key, estimate).then(
-        () => {},
-        // The current estimate goes on serving; a second later a read tries again.
-        () => {
-          estimate.at = local - REMEASURE_MS + RETRY_MS;
-        },
-      ).finally(() => (estimate.measuring = undefined));
+    if (local - estimate.at > REMEASURE_MS) {
+      const node = this.#node(key);
+      if (!this.#measuring.has(node)) {
+        // In the background: the current estimate serves meanwhile.
+        this.#measuring.set(
+          node,
+          this.#measure(key, estimate).then(
+            () => {},
+            // The current estimate goes on serving; a second later a read tries again.
+            () => {
+              estimate.at = local - REMEASURE_MS + RETRY_MS;
+            },
+          ).finally(() => this.#measuring.delete(node)),
+        );
+      }
     }
     return local + estimate.offset;
   }
 
   /** Whether the clock of the server that holds `key` was measured (a read may judge without waiting). */
   known(key: string): boolean {
-    return this.#nodeFor === undefined ? this.#single !== undefined : this.#estimates.has(this.#node(key));
+    return this.#nodeFor === undefined
+      ? (this.#single ??= this.#estimates.get(this.#server)) !== undefined
+      : this.#estimates.has(this.#node(key));
   }
 
   /** Measure the clock of the server that holds `key`, unless it was already. */
   sync(key: string): Promise<void> {
     const node = this.#node(key);
     if (this.#estimates.has(node)) return Promise.resolve();
-    // Callers racing for a first measurement share it.
+    // Callers of this cache racing for a first measurement share it (the
+    // promise stays with this cache: another request's cache measures on
+    // its own until an estimate is in).
     const pending = this.#first.get(node);
     if (pending !== undefined) return pending;
     const first = this.#measure(key, undefined).then((e) => {
@@ -100,7 +132,7 @@ export class ServerClock {
   readonly #first = new Map<string, Promise<void>>();
 
   #node(key: string): string {
-    return this.#nodeFor?.(key) ?? "";
+    return this.#nodeFor?.(key) ?? this.#server;
   }
 
   async #measure(key: string, previous: Estimate | undefined): Promise<Estimate> {
@@ -110,7 +142,7 @@ export class ServerClock {
     const after = c.now();
     const server = serverMs(reply);
     const rttMs = Math.max(0, after - before);
-    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after, measuring: undefined };
+    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after };
     if (previous === undefined) return measured;
     if (rttMs > Math.max(1, previous.rttMs) * SLOWER && after - previous.at < TRUST_MS) {
       // A congested round trip says little; keep the tighter estimate but

@@ -35,6 +35,7 @@ import { accepts, Reader } from "./read.ts";
 import { Recorder } from "./stats.ts";
 import { isDuplicable, MessageFeed } from "./invalidation_messages.ts";
 import { isTrackingClient, Tracker } from "./invalidations.ts";
+import { Unstored } from "./unstored.ts";
 import { Versions } from "./versions.ts";
 import { POLLING, TrackedWakeups } from "./wakeups.ts";
 
@@ -51,6 +52,8 @@ export class Core {
   readonly channel: string;
   /** The local monotonic clock (durations only). */
   readonly now: () => number;
+  /** The `waitUntil` option: where work that outlives a call is handed over. */
+  readonly waitUntil: ((work: Promise<unknown>) => void) | undefined;
   readonly random: () => number;
   readonly rec: Recorder;
   readonly strategies: readonly Strategy[];
@@ -60,6 +63,8 @@ export class Core {
   readonly local: LocalTier | undefined;
   readonly tracker: Tracker;
   readonly versions: Versions;
+  /** Values served uncached (Redis refused writes), kept so this process never serves an older one after them. */
+  readonly unstored = new Unstored();
   readonly clock: ServerClock;
   readonly reader: Reader;
   readonly publisher: Publisher;
@@ -100,6 +105,10 @@ export class Core {
     const now = (this.now = func<() => number>(WHERE, "now", o.now ?? (() => performance.now())));
     const random = (this.random = func<() => number>(WHERE, "random", o.random ?? Math.random));
     const onEvent = o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent);
+    const waitUntil =
+      (this.waitUntil = o.waitUntil === undefined
+        ? undefined
+        : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil));
     const label = o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label);
     this.label = label;
     this.rec = new Recorder(onEvent, this.namespace, label === undefined ? undefined : (key) => this.#labels.get(key));
@@ -126,7 +135,7 @@ export class Core {
     }
     const cap = Math.min(...strategies.map((s) => s.maxRefreshes ?? Infinity));
     const emit = (event: CacheEvent) => this.rec.emit(event);
-    this.background = new Background(cap === Infinity ? 16 : cap, emit);
+    this.background = new Background(cap === Infinity ? 16 : cap, emit, waitUntil);
     const channel = (this.channel = `${this.namespace}:published`);
     // Tracking is what lets a RESP3 cache keep its versions in memory, wake
     // lease waiters without pub/sub and keep a near tier coherent. A near
@@ -154,10 +163,20 @@ export class Core {
       // Not counted here: the get it serves is counted once, where its write is refused.
       servesThrough: (error) => failOpen && isWriteRefusal(error),
     }));
-    const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs }));
+    const clock = (this.clock = new ServerClock({ redis, now, commandTimeoutMs, shared: o.now === undefined }));
     if (local !== undefined) this.#keepCoherent(local);
-    const reader =
-      (this.reader = new Reader({ redis, codec, commandTimeoutMs, clock, tracker, versions, local, now, emit }));
+    const reader = (this.reader = new Reader({
+      redis,
+      codec,
+      commandTimeoutMs,
+      clock,
+      tracker,
+      versions,
+      local,
+      now,
+      unstored: this.unstored,
+      emit,
+    }));
     this.wakeups = wakeupSource === "poll"
       ? POLLING
       : wakeupSource === "auto"
@@ -189,6 +208,7 @@ export class Core {
       versions,
       now,
       label,
+      unstored: { values: this.unstored, serverNow: (key) => clock.at(key) },
       emit,
       reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
       ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),
@@ -261,8 +281,8 @@ export class Core {
     if (this.tracker.mode === "messages") this.tracker.invalidate(keys);
   }
 
-  /** Tell the strategies that loads running for `key` are superseded (a hit, an invalidation, a set). */
-  supersede(key: string): void {
+  /** Tell the strategies that loads running for `key` (every key without one) are superseded (a hit, an invalidation, a set). */
+  supersede(key?: string): void {
     for (const s of this.#superseders) s.superseded!(key);
   }
 

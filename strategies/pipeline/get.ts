@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { func, NEVER, optionsObject, race } from "../../resp/shared/mod.ts";
+import { func, optionsObject, race } from "../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Identity, Keys, Loader } from "../types.ts";
 import { ClosedError } from "../errors.ts";
 import { type CallSettings, callSettings, defaultCall } from "./call_settings.ts";
@@ -206,7 +206,8 @@ export class Gets {
     }
     core.rec.mark("miss", key);
     const fallback = verdict.fallback;
-    const signal = scope === undefined ? NEVER : scope.signal;
+    // Each load gets a signal of its own, never one shared with other loads (workerd ties one to its request).
+    const signal = scope === undefined ? new AbortController().signal : scope.signal;
     const req = this.request(keys, identity, loader, call, { signal, background: false, seen: entry });
     return this.#fill(req, fallback, near, report);
   }
@@ -285,7 +286,11 @@ export class Gets {
     const core = this.#core;
     // Background refreshes belong to the cache, not to a caller: nothing aborts them.
     const run = async () => {
-      const req = this.request(keys, identity, loader, call, { signal: NEVER, background: true, seen });
+      const req = this.request(keys, identity, loader, call, {
+        signal: new AbortController().signal,
+        background: true,
+        seen,
+      });
       return (await core.chain(req)).value;
     };
     // Counted only if it starts: one already running for the key adds

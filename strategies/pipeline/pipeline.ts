@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { func, getChannel, NEVER, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
+import { func, getChannel, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
 import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
 import { getMany } from "./batch.ts";
 import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
@@ -137,6 +137,7 @@ class PipelineCache<T> implements Cache<T> {
       const call = callSettings("set", o, this.#core);
       const keys = this.#core.keys(identity);
       await this.#core.publisher.set(keys, value, call, identity);
+      this.#core.unstored.forget(keys.data);
       // A get of this process that starts from here on reads anew.
       this.#core.reader.forget(keys.data);
       this.#core.supersede(keys.data);
@@ -197,7 +198,8 @@ class PipelineCache<T> implements Cache<T> {
         signal: o.signal,
         random: this.#core.random,
         key: (identity) => this.#core.keys(identity).data,
-        one: (identity) => this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? NEVER),
+        one: (identity) =>
+          this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? new AbortController().signal),
       });
     });
   }
@@ -243,6 +245,7 @@ class PipelineCache<T> implements Cache<T> {
       // its write would let a reader keep the old value.
       await core.redis.send(["PUBLISH", core.channel, keys.data], options);
       core.wrote([keys.data, keys.lease]);
+      core.unstored.forget(keys.data);
       // A get of this process that starts once this resolved must not join a
       // read or a load that began before it.
       core.reader.forget(keys.data);
@@ -255,7 +258,11 @@ class PipelineCache<T> implements Cache<T> {
       const checked = checkTags("invalidateTags", "tags", tags);
       if (checked.length === 0) return;
       this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
+      this.#core.unstored.forgetTags(checked);
       this.#core.reader.forgetAll();
+      // A get of this process that starts once this resolved must not join a
+      // load that began before it: that load publishes under the old version.
+      this.#core.supersede();
       this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
     });
   }
@@ -264,7 +271,9 @@ class PipelineCache<T> implements Cache<T> {
     return this.#life.run("clear", async () => {
       const epoch = await this.#core.versions.clear(this.#core.channel);
       this.#core.wrote([this.#core.versions.epochKey]);
+      this.#core.unstored.clear();
       this.#core.reader.forgetAll();
+      this.#core.supersede();
       // This process' near tier goes now; others' when Redis invalidates the epoch.
       const local = this.#core.local;
       if (local !== undefined && local.size > 0) {
@@ -281,9 +290,11 @@ class PipelineCache<T> implements Cache<T> {
     // first: one still reading starts no load or refresh now, and the loads
     // and refreshes started before are tracked, so the drain that follows
     // sees every one of them; what runs finishes and publishes.
-    return this.#life.close(async () => {
+    const closing = this.#life.close(async () => {
       await this.#core.background.drain();
       await Promise.all([...this.#core.strategies.map((s) => s.close?.()), this.#core.close()]);
     });
+    this.#core.waitUntil?.(closing.then(() => {}, () => {}));
+    return closing;
   }
 }

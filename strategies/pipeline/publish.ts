@@ -13,10 +13,22 @@ import { isRedisReplyError } from "../../resp/errors.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
 import { CodecError, isCodecError } from "../errors.ts";
-import type { CacheEvent, Entry, FillRequest, Identity, Keys, Load, Outcome, Strategy, WritePlan } from "../types.ts";
+import type {
+  CacheEvent,
+  Entry,
+  FillRequest,
+  Identity,
+  Keys,
+  Load,
+  Outcome,
+  StoredEntry,
+  Strategy,
+  WritePlan,
+} from "../types.ts";
 import { encodeEnvelope } from "./envelope.ts";
 import type { Choice } from "./loader_context.ts";
 import { publish, type PublishMode } from "./scripts.ts";
+import type { Unstored } from "./unstored.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
 
 /** What the publisher needs of its cache. */
@@ -39,6 +51,8 @@ export interface PublisherContext {
   readonly now: () => number;
   /** The pipeline's `label` option, to name an identity whose value the codec refused. */
   readonly label: ((identity: Identity) => string) | undefined;
+  /** Where a value served but not stored is kept, with this client's estimate of the server clock for a key. */
+  readonly unstored?: { readonly values: Unstored; serverNow(key: string): number | undefined };
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
@@ -52,6 +66,8 @@ interface Stored {
   readonly px: number;
   /** The fresh window it is stored with. */
   readonly freshMs: number;
+  /** What the envelope says besides the value and the server's publication time. */
+  readonly fields: Omit<StoredEntry, "value" | "publishedAt" | "size">;
 }
 
 // Sizes a publication's deadline and the lease extension before it: the
@@ -152,7 +168,7 @@ export class Publisher {
     // A request that could not take its lease because Redis refuses writes
     // publishes nothing: once Redis accepts writes again, an unguarded SET
     // could land over a newer value another process published under its lease.
-    if (req.degraded === true) return { from: "origin", value, published: false };
+    if (req.degraded === true) return this.#unstored(key, value, stored);
     const timeoutMs = this.#deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
@@ -165,7 +181,7 @@ export class Publisher {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
     } catch (error) {
       if (!this.#c.degrade(key, error)) throw error;
-      return { from: "origin", value, published: false };
+      return this.#unstored(key, value, stored);
     }
     if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
     const reason =
@@ -198,6 +214,21 @@ export class Publisher {
     if ((typeof value === "string" || value instanceof Uint8Array) && value.length >= SLOW_ENCODE_LENGTH) return true;
     return guard.expiresAt !== undefined && guard.leaseMs !== undefined &&
       this.#c.now() > guard.expiresAt - guard.leaseMs / 2;
+  }
+
+  // A value served uncached because Redis refuses writes: kept in this
+  // process (see unstored.ts) so its later reads never serve an older one.
+  // Kept for twice its physical window: an older entry published after it
+  // (its load began under a lease taken before writes were refused) lives
+  // that long at most unless its lease is renewed.
+  #unstored(key: string, value: unknown, stored: Stored): Outcome {
+    const u = this.#c.unstored;
+    const publishedAt = u?.serverNow(key);
+    if (u !== undefined && publishedAt !== undefined) {
+      const entry = { ...stored.fields, value, publishedAt, size: stored.envelope.length };
+      u.values.keep(key, entry, this.#c.now() + 2 * stored.px);
+    }
+    return { from: "origin", value, published: false };
   }
 
   #deadline(stored: Stored): number {
@@ -302,7 +333,7 @@ export class Publisher {
       tags: negative ? [] : o.tags,
       tagVersions: negative ? [] : o.stamp.tagVersions,
     };
-    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs };
+    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs, fields };
   }
 }
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { NEVER, race, replyText } from "../../resp/shared/mod.ts";
+import { race, replyText } from "../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../resp/errors.ts";
 import type { Arg, RedisLike, Reply } from "../../resp/types.ts";
 import type { ResolvedCodec } from "../codec.ts";
@@ -16,6 +16,7 @@ import type { CacheEvent, Entry, Keys, LocalTier, ReadResult, StoredEntry } from
 import type { ServerClock } from "./clock.ts";
 import { decodeStored } from "./envelope.ts";
 import type { Marker, Tracker } from "./invalidations.ts";
+import type { Unstored } from "./unstored.ts";
 import type { Versions } from "./versions.ts";
 
 /** What the reader needs of its cache. */
@@ -30,6 +31,8 @@ export interface ReaderContext {
   readonly local: LocalTier | undefined;
   /** The local monotonic clock (the cache's `now`). */
   readonly now: () => number;
+  /** Values this process served but Redis refused to store: they stand in for older stored entries. */
+  readonly unstored?: Unstored;
   emit(event: CacheEvent): void;
 }
 
@@ -127,6 +130,17 @@ export class Reader {
 
   /** What `key`'s stored entry looks like now, or `undefined` once its physical lifetime is over. */
   judge(key: string, stored: StoredEntry): Entry | undefined {
+    const unstored = this.#c.unstored;
+    if (unstored !== undefined && unstored.size > 0) {
+      const kept = unstored.over(
+        key,
+        stored,
+        this.#c.now(),
+        (e) => this.#c.versions.currentKnown(e.epoch, e.tags, e.tagVersions),
+      );
+      if (kept === undefined) return undefined;
+      stored = kept;
+    }
     const serverNow = this.#c.clock.at(key);
     if (serverNow === undefined) return undefined;
     const age = serverNow - stored.publishedAt;
@@ -185,7 +199,7 @@ export class Reader {
     // Once per server: the first read waits for its clock's first measurement.
     // The call's deadline bounds it: the measurement goes on for later calls.
     if (c.clock.at(key) === undefined) await race(c.clock.sync(key), signal);
-    const options = signal === NEVER || signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
+    const options = signal === undefined ? this.#plain : { timeoutMs: c.commandTimeoutMs, signal };
     const marker = c.local === undefined ? undefined : c.tracker.begin(key);
     const first = extra === undefined ? undefined : c.redis.send(extra, options);
     // Bytes only for a binary codec: text codecs take the client's string,

@@ -7,7 +7,7 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { NEVER, onAbort } from "../../resp/shared/mod.ts";
+import { onAbort } from "../../resp/shared/mod.ts";
 import { isTimeoutError, TimeoutError } from "../../resp/errors.ts";
 
 /** The signal of one call, aborted by the caller's signal or by its timeout (counted from the call's start). */
@@ -17,6 +17,7 @@ export class CallScope {
   readonly #timeoutMs: number | undefined;
   readonly #startedAt: number;
   #controller: AbortController | undefined;
+  #never: AbortSignal | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stop: (() => void) | undefined;
   /** The TimeoutError this scope aborted with, once its timeout fired. */
@@ -33,7 +34,8 @@ export class CallScope {
   /** The call's signal; the first read of it starts the timer (what is left of `timeoutMs`). */
   get signal(): AbortSignal {
     // The caller's own signal is all there is to obey: no copy needed.
-    if (this.#timeoutMs === undefined) return this.#caller ?? NEVER;
+    // Without one, a signal of this call's own that never aborts: workerd ties a signal to its request.
+    if (this.#timeoutMs === undefined) return this.#caller ?? (this.#never ??= new AbortController().signal);
     return (this.#controller ?? this.#arm()).signal;
   }
 

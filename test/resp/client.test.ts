@@ -46,6 +46,21 @@ test("bad arguments are a TypeError naming the argument, and nothing is sent", a
   assert.is(await redis.send(["EXISTS", "k"]), 0);
 });
 
+test("a command whose encoding throws at its write rejects at once with that error; the rest of its write still runs", async ({ redis }) => {
+  // Valid when sent, its buffer transferred away before the tick's write:
+  // encoding it throws inside the flush (as utf8Write without a length does
+  // under workerd), where nobody but the command can hear it.
+  const value = new Uint8Array([1, 2, 3]);
+  const before = redis.send(["SET", "enc:before", "1"]);
+  const broken = redis.send(["SET", "enc:broken", value]);
+  const after = redis.send(["SET", "enc:after", "2"]);
+  structuredClone(value.buffer, { transfer: [value.buffer] });
+  await rejects(() => broken, TypeError, /detached/);
+  assert.is(await before, "OK");
+  assert.is(await after, "OK");
+  assert.equal(await redis.send(["MGET", "enc:before", "enc:broken", "enc:after"]), ["1", null, "2"]);
+});
+
 test("numbers are sent in decimal", async ({ redis }) => {
   await redis.send(["SET", "n", 42.5]);
   assert.is(await redis.send(["GET", "n"]), "42.5");

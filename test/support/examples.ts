@@ -303,6 +303,7 @@ const SERVER_EXAMPLES: readonly ServerExample[] = [
   { script: "example:hono", file: "examples/hono.ts" },
   { script: "example:deno", file: "examples/deno-serve.ts" },
   { script: "example:bun", file: "examples/bun-serve.ts" },
+  { script: "example:worker", file: "examples/worker.ts" },
 ];
 
 /** Start one server example, wait for its "listening on" line, request a product, stop it. */

@@ -32,17 +32,19 @@ if (missing.length > 0) {
   }
 }
 
-// The adapters' tests run against the real ioredis and node-redis, kept in a
-// dev-only folder of their own (never a dependency of herdless).
-const adapters = join(root, "test", "adapters");
-if (purpose === "test" && existsSync(join(adapters, "package.json"))) {
-  const { devDependencies: theirs = {} } = JSON.parse(readFileSync(join(adapters, "package.json"), "utf8"));
-  if (Object.keys(theirs).some((name) => !existsSync(join(adapters, "node_modules", name, "package.json")))) {
-    console.error("herdless: installing the adapters' test clients (test/adapters) first");
+// The adapters' tests run against the real ioredis and node-redis, and the
+// workerd tests under the real workerd (miniflare), each kept in a dev-only
+// folder of its own (never a dependency of herdless).
+for (const [folder, what] of [["adapters", "the adapters' test clients"], ["workerd", "workerd (miniflare)"]]) {
+  const dir = join(root, "test", folder);
+  if (purpose !== "test" || !existsSync(join(dir, "package.json"))) continue;
+  const { devDependencies: theirs = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  if (Object.keys(theirs).some((name) => !existsSync(join(dir, "node_modules", name, "package.json")))) {
+    console.error(`herdless: installing ${what} (test/${folder}) first`);
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const ci = spawnSync(npm, ["ci", "--no-audit", "--no-fund"], { cwd: adapters, stdio: "inherit" });
+    const ci = spawnSync(npm, ["ci", "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
     if (ci.status !== 0) {
-      console.error(`herdless: npm ci in test/adapters failed (exit ${ci.status ?? ci.signal})`);
+      console.error(`herdless: npm ci in test/${folder} failed (exit ${ci.status ?? ci.signal})`);
       process.exit(1);
     }
   }

@@ -1,0 +1,104 @@
+/**
+ * Values this process served but Redis refused to store (fail-open under
+ * OOM or READONLY). Without them, a process that handed a caller the
+ * origin's fresh value would go on serving the older value Redis still
+ * holds, or one an older load publishes later (its lease was taken before
+ * writes were refused): a value served, then an older one. Each unstored
+ * value is kept as the entry it would have been, and while it lasts a read
+ * of its key that finds an older entry serves it instead, judged by the
+ * same windows as a stored entry (so it goes stale and is refreshed like
+ * one). A newer entry, an invalidation of its key, tags or epoch by this
+ * process, or its own deadline retires it.
+ *
+ * "Older" compares when loads started, in server time (publishedAt less
+ * loadMs): an entry published before the unstored value's load ended is
+ * older when its load started before that load did; one published after it
+ * when its load started before that load ended (such an entry was never
+ * served here before the unstored value, so preferring the unstored value
+ * serves nothing older than what was served).
+ *
+ * @module
+ */
+import type { StoredEntry } from "../types.ts";
+
+const MAX_KEPT = 10_000;
+
+interface Kept {
+  readonly entry: StoredEntry;
+  /** When it goes, on the local monotonic clock. */
+  readonly until: number;
+}
+
+/** The unstored values of one cache, by data key. */
+export class Unstored {
+  readonly #kept = new Map<string, Kept>();
+
+  /** How many values are kept (0 costs a read nothing). */
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  /**
+   * Keep `entry`, served by this process but not stored, until `until`
+   * (local clock). Its `publishedAt` is this process' estimate of the
+   * server's clock when its load ended.
+   */
+  keep(key: string, entry: StoredEntry, until: number): void {
+    this.#kept.delete(key);
+    // Bounded: the oldest goes first.
+    if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);
+    this.#kept.set(key, { entry, until });
+  }
+
+  /**
+   * What a read of `key` that found `stored` is to judge: the kept entry
+   * when `stored` is older, else `stored` (a newer one retires the kept
+   * entry). `current` says whether the kept entry's epoch and tags are
+   * still current (`undefined`: not known now); one that is not is
+   * retired, one not known makes the read a miss, so a load decides.
+   */
+  over(
+    key: string,
+    stored: StoredEntry,
+    now: number,
+    current: (entry: StoredEntry) => boolean | undefined,
+  ): StoredEntry | undefined {
+    const kept = this.#kept.get(key);
+    if (kept === undefined) return stored;
+    if (now >= kept.until || !older(stored, kept.entry)) {
+      this.#kept.delete(key);
+      return stored;
+    }
+    const known = current(kept.entry);
+    if (known === false) {
+      this.#kept.delete(key);
+      return stored;
+    }
+    return known === undefined ? undefined : kept.entry;
+  }
+
+  /** Retire the value kept for `key` (this process invalidated or set it). */
+  forget(key: string): void {
+    this.#kept.delete(key);
+  }
+
+  /** Retire the values carrying any of `tags`. */
+  forgetTags(tags: readonly string[]): void {
+    for (const [key, kept] of this.#kept) {
+      if (kept.entry.tags.some((tag) => tags.includes(tag))) this.#kept.delete(key);
+    }
+  }
+
+  /** Retire every kept value (clear()). */
+  clear(): void {
+    this.#kept.clear();
+  }
+}
+
+/** Whether `stored`'s load started before `kept`'s value was loaded (see the module's doc). */
+function older(stored: StoredEntry, kept: StoredEntry): boolean {
+  const started = stored.publishedAt - stored.loadMs;
+  return stored.publishedAt > kept.publishedAt
+    ? started <= kept.publishedAt
+    : started <= kept.publishedAt - kept.loadMs;
+}
