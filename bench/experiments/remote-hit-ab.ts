@@ -16,15 +16,7 @@
 import net from "node:net";
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
-import {
-  coalesce,
-  jitter,
-  lease,
-  limit,
-  pipeline,
-  swr,
-  xfetch,
-} from "../../mod.ts";
+import { coalesce, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
 
 const [
   url = "redis://127.0.0.1:6379",
@@ -78,8 +70,7 @@ if (variant === "raw") {
       600_000,
     ]);
   }
-  get = async (i) =>
-    JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
+  get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
 } else {
   const layers = variant === "cl" ? [coalesce(), lease()] : [
     swr({ staleMs: 60_000 }),
