@@ -29,6 +29,7 @@ import { formatScenario } from "./_table.ts";
 import type { Scenario, ScenarioResult } from "./_types.ts";
 import { coldBurst } from "./scenarios/cold-burst.ts";
 import { failingOrigin } from "./scenarios/failing-origin.ts";
+import { failover } from "./scenarios/failover.ts";
 import { flush } from "./scenarios/flush.ts";
 import { hotKey } from "./scenarios/hot-key.ts";
 import { isolates } from "./scenarios/isolates.ts";
@@ -48,6 +49,7 @@ const SCENARIOS: Scenario[] = [
   nearCache,
   recipes,
   xfetchPaper,
+  failover,
   isolates,
 ];
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -107,15 +107,6 @@ function isSetName(args: readonly Arg[]): boolean {
   return typeof args[0] === "string" && args[0].toUpperCase() === "CLIENT" && args[1] === "SETNAME";
 }
 
-/** Why the handshake failed, as a ConnectionError: `step` is the refused step, when one was. */
-function failure(o: ResolvedOptions, step: readonly Arg[] | undefined, cause: unknown): ConnectionError {
-  if (cause instanceof RedisReplyError) return new ConnectionError(refusal(o, step, cause), { cause });
-  return new ConnectionError(
-    `Cannot connect to ${describeTarget(o)}: the handshake failed (${(cause as Error).message})`,
-    { cause },
-  );
-}
-
 const AUTH_CODES = new Set(["WRONGPASS", "NOAUTH", "NOPERM"]);
 
 /** What the server refused, in words: the URL (password hidden), the step, the server's text. */

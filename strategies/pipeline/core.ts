@@ -78,6 +78,8 @@ export class Core {
   /** Data key -> label of the identities seen lately (only with `label`), so events can name them. */
   readonly #labels = new Map<string, string>();
   #tracked = false;
+  /** The first tracking attempt while it runs (see {@linkcode ready}). */
+  #firstAttempt: Promise<boolean> | undefined;
 
   constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
     const o = optionsObject<PipelineOptions<unknown>>(WHERE, options);
@@ -266,8 +268,16 @@ export class Core {
     const tracker = this.tracker;
     if (!tracker.wanted || tracker.active) return undefined;
     const attempt = tracker.ready(this.commandTimeoutMs, this.now());
-    if (this.#tracked) return undefined;
+    // Every get that starts while the first attempt runs waits for it too:
+    // a burst of one key must share one read, and a read sent before
+    // tracking answered would be a second one (the first caller's, after it).
+    if (this.#tracked) return this.#firstAttempt;
     this.#tracked = true;
+    this.#firstAttempt = attempt;
+    const settled = () => {
+      this.#firstAttempt = undefined;
+    };
+    attempt.then(settled, settled);
     return attempt;
   }
 

@@ -42,6 +42,8 @@ export interface Read extends ReadResult {
 }
 
 const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
+/** How many keys the in-flight map holds before its ended slots are swept. */
+const SWEEP_AT = 1_024;
 
 /** Reads, decodes and judges the entries of one cache. */
 export class Reader {
@@ -50,8 +52,15 @@ export class Reader {
   /** The options of a command without a caller's signal: one object for all. */
   readonly #plain: { readonly timeoutMs: number };
   readonly #plainBytes: { readonly timeoutMs: number; readonly buffers: true };
-  /** The plain reads in flight, by data key: a burst of gets of one identity shares one. */
-  readonly #inFlight = new Map<string, Promise<Read>>();
+  /**
+   * The plain reads in flight, by data key: a burst of gets of one identity
+   * shares one. A read that ends leaves `undefined` behind rather than being
+   * deleted: a delete per read made V8 shrink and regrow the map's table
+   * around the ~100 reads in flight, which cost a remote hit ~1.5x its CPU
+   * (bench/README.md, "Remote hit after issue 20"). The ended slots are swept
+   * in bulk once the map holds SWEEP_AT keys.
+   */
+  readonly #inFlight = new Map<string, Promise<Read> | undefined>();
 
   constructor(context: ReaderContext) {
     this.#c = context;
@@ -89,15 +98,21 @@ export class Reader {
     }
     let read = this.#inFlight.get(key);
     if (read === undefined) {
+      if (this.#inFlight.size >= SWEEP_AT) this.#sweep();
       const own = (read = this.#remote(keys, undefined, undefined));
       this.#inFlight.set(key, own);
       const done = () => {
-        if (this.#inFlight.get(key) === own) this.#inFlight.delete(key);
+        if (this.#inFlight.get(key) === own) this.#inFlight.set(key, undefined);
       };
       // Both ways: a rejection is the callers' to handle, not this bookkeeping's.
       own.then(done, done);
     }
     return race(read, signal);
+  }
+
+  // Drop the slots of reads that ended, all at once.
+  #sweep(): void {
+    for (const [key, read] of this.#inFlight) if (read === undefined) this.#inFlight.delete(key);
   }
 
   /**

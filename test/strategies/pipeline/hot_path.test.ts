@@ -135,6 +135,28 @@ for (const resp of [3, 2] as const) {
   }
 }
 
+Hot("a read in flight stays joinable while the in-flight map sweeps the slots of ended reads", async () => {
+  const admin = await db.client();
+  const redis = await db.client({ resp: 3 });
+  const namespace = db.ns();
+  const writer = pipeline({ redis: admin, ttlMs: 60_000, namespace });
+  await writer.set("hot", "stored");
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace }, coalesce(), lease());
+  await cache.get("hot", () => "loaded"); // tracking on, clock and epoch known: one GET per read
+  // 1,100 reads that end: past the map's sweep point (1,024 keys) at least once.
+  for (let i = 0; i < 1_100; i++) assert.is(await cache.peek(`ended:${i}`), undefined);
+  const before = await getCalls(admin);
+  // In one tick: a read of "hot", then 1,100 more keys (a sweep while it is in flight), then 99 gets of "hot".
+  const first = cache.get("hot", () => "loaded");
+  const others = Array.from({ length: 1_100 }, (_, i) => cache.peek(`live:${i}`));
+  const joiners = Array.from({ length: 99 }, () => cache.get("hot", () => "loaded"));
+  assert.equal(await Promise.all([first, ...joiners]), Array(100).fill("stored"));
+  await Promise.all(others);
+  assert.is((await getCalls(admin)) - before, 1_101, "one GET per key: the 99 joined the read in flight");
+  await cache.close();
+  await writer.close();
+});
+
 /**
  * A client whose replies to `GET <key>` wait for `release()` while `holding`:
  * a read held in flight, its bytes from the real server. Counts those GETs.
