@@ -99,7 +99,9 @@ export class Script {
         }
       }
       return Promise.resolve(redis.send(scriptCommand("EVALSHA", this.sha, keys, args), options)).catch((error) => {
-        if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") explain(error);
+        // Explained once, by the catch below (explaining here too would wrap
+        // the script's NOPERM a second time, as if EVAL itself were refused).
+        if (!isRedisReplyError(error) || error.code !== "NOSCRIPT") throw error;
         // The server lost its scripts (SCRIPT FLUSH, failover). Runs issued
         // from here on follow this EVAL on the connection, so EVALSHA is safe
         // for them; commands issued between the failed EVALSHA and this retry
