@@ -32,6 +32,7 @@ import { failingOrigin } from "./scenarios/failing-origin.ts";
 import { failover } from "./scenarios/failover.ts";
 import { flush } from "./scenarios/flush.ts";
 import { hotKey } from "./scenarios/hot-key.ts";
+import { isolates } from "./scenarios/isolates.ts";
 import { manyKeys } from "./scenarios/many-keys.ts";
 import { nearCache } from "./scenarios/near.ts";
 import { recipes } from "./scenarios/recipes.ts";
@@ -49,6 +50,7 @@ const SCENARIOS: Scenario[] = [
   recipes,
   xfetchPaper,
   failover,
+  isolates,
 ];
 const HERE = dirname(fileURLToPath(import.meta.url));
 
