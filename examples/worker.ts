@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
+import { cacheStatus, coalesce, connect, isTimeoutError, lease, pipeline, swr } from "herdless";
 
 interface Env {
   REDIS_URL: string;
@@ -55,8 +55,14 @@ export default {
       lease(),
     );
     try {
-      const product = await products.get(["product", Number(id)], () => loadProduct(Number(id)), { timeoutMs: 2_000 });
-      return product === undefined ? new Response(null, { status: 404 }) : Response.json(product);
+      const entry = await products.getEntry(["product", Number(id)], () => loadProduct(Number(id)), {
+        timeoutMs: 2_000,
+      });
+      // What the cache did (RFC 9211) and how old the value is, in whole seconds (RFC 9111).
+      const headers = { "cache-status": cacheStatus(entry), age: String(Math.floor(entry.ageMs / 1000)) };
+      return entry.value === undefined
+        ? new Response(null, { status: 404, headers })
+        : Response.json(entry.value, { headers });
     } catch (error) {
       return new Response(null, { status: isTimeoutError(error) ? 504 : 500 });
     } finally {
