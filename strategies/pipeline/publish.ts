@@ -226,7 +226,8 @@ export class Publisher {
     const publishedAt = u?.serverNow(key);
     if (u !== undefined && publishedAt !== undefined) {
       const entry = { ...stored.fields, value, publishedAt, size: stored.envelope.length };
-      u.values.keep(key, entry, this.#c.now() + 2 * stored.px);
+      const now = this.#c.now();
+      u.values.keep(key, entry, now + 2 * stored.px, now);
     }
     return { from: "origin", value, published: false };
   }

@@ -40,10 +40,16 @@ export class Unstored {
 
   /**
    * Keep `entry`, served by this process but not stored, until `until`
-   * (local clock). Its `publishedAt` is this process' estimate of the
-   * server's clock when its load ended.
+   * (local clock, now `now`), unless the value kept for `key` is newer.
+   * Its `publishedAt` is this process' estimate of the server's clock when
+   * its load ended.
    */
-  keep(key: string, entry: StoredEntry, until: number): void {
+  keep(key: string, entry: StoredEntry, until: number, now: number): void {
+    const kept = this.#kept.get(key);
+    // Two loads of one key may run at once here (a background refresh beside
+    // a caller's load, a flight its callers left): the older one can end
+    // last, and must not displace the newer value already served.
+    if (kept !== undefined && now < kept.until && older(entry, kept.entry)) return;
     this.#kept.delete(key);
     // Bounded: the oldest goes first.
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);

@@ -114,6 +114,37 @@ for (const withNear of [false, true]) {
   );
 }
 
+test("OOM under failOpen: two loads of one key here ending out of order: the older never displaces the newer value served", async ({ admin }) => {
+  const o = versions();
+  // No coalesce(): each caller loads for itself, as a background refresh beside a caller's load does.
+  const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);
+  try {
+    // Another process takes the lease before writes are refused and loads v1, slowly: it publishes last.
+    const release1 = o.hold(1);
+    const oldest = there.get("k", o.load);
+    await o.started(1);
+    await refuseWrites(admin);
+    // Here two loads run at once, degraded: v2 is held while v3 ends and is served.
+    const release2 = o.hold(2);
+    const slower = here.get("k", o.load);
+    await o.started(2);
+    assert.is(await here.get("k", o.load), "v3");
+    release2();
+    assert.is(await slower, "v2", "its caller began before v3 was served");
+    assert.is(here.stats().degraded, 2);
+    await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
+    release1();
+    assert.is(await oldest, "v1");
+    assert.is(await there.peek("k"), "v1", "Redis holds the oldest value");
+    // v3 was served here: neither v2 (kept last) nor v1 (stored) may follow it.
+    assert.is(await here.get("k", o.load), "v3");
+    assert.is(await here.peek("k"), "v3");
+    assert.is(o.calls, 3);
+  } finally {
+    await close();
+  }
+});
+
 test("OOM under failOpen: this process' invalidate(), set(), clear() and invalidateTags() retire the value it kept", async ({ admin }) => {
   const o = versions();
   const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);
