@@ -21,6 +21,9 @@ export const LOG_KEY = "chaos:log";
 export interface Value {
   k: string;
   v: number;
+  /** Which worker's origin call made it, and when (epoch ms): said when a value goes backwards. */
+  w: number;
+  at: number;
   pad: string;
 }
 
@@ -32,19 +35,20 @@ function pad(bytes: number): string {
 }
 
 /** A loader for `key` that counts the call on `counter`, waits like a database, and returns the next version. */
-export function originLoader(counter: RedisLike, key: string): () => Promise<Value> {
+export function originLoader(counter: RedisLike, key: string, worker: number): () => Promise<Value> {
   const bytes = key === settings.bigKey
     ? settings.bigBytes
     : key === settings.hugeKey
     ? settings.hugeBytes
     : settings.valueBytes;
   return async function origin(): Promise<Value> {
+    const at = Date.now();
     // Issued in one tick, so they leave in one write.
     const [v] = await Promise.all([
       counter.send(["HINCRBY", CALLS_KEY, key, 1]),
-      counter.send(["RPUSH", LOG_KEY, `${key} ${Date.now()}`]),
+      counter.send(["RPUSH", LOG_KEY, `${key} ${at}`]),
     ]);
     await sleep(settings.originMs);
-    return { k: key, v: Number(v), pad: pad(bytes) };
+    return { k: key, v: Number(v), w: worker, at, pad: pad(bytes) };
   };
 }

@@ -57,16 +57,18 @@ function win(i: number): Window {
 }
 
 const loaders = new Map<string, () => Promise<Value>>();
-/** Highest version a settled get of each key returned. */
-const seen = new Map<string, number>();
+/** The highest version a settled get of each key returned, and when it settled. */
+const seen = new Map<string, { value: Value; settledAt: number }>();
+/** Values going backwards are told in notes, the first few of each worker. */
+let backwardsTold = 0;
 const pending = new Set<{ startedAt: number; hung: boolean }>();
 
 /** One get, recorded in its window; resolves what it got (`version <n>`) or the error's class. */
 function get(key: string, through = cache): Promise<string> {
   let load = loaders.get(key);
-  if (load === undefined) loaders.set(key, load = originLoader(counter, key));
+  if (load === undefined) loaders.set(key, load = originLoader(counter, key, config.id));
   // A get must not return an older version than one a get settled before it started.
-  const floor = seen.get(key) ?? 0;
+  const floor = seen.get(key);
   const call = { startedAt: Date.now(), hung: false };
   const started = performance.now();
   pending.add(call);
@@ -74,8 +76,11 @@ function get(key: string, through = cache): Promise<string> {
     (value) => {
       const w = win(windowOf(Date.now()));
       if (value.k !== key) w.wrong++;
-      if (value.v < floor) w.backwards++;
-      if (value.v > (seen.get(key) ?? 0)) seen.set(key, value.v);
+      if (floor !== undefined && value.v < floor.value.v) {
+        w.backwards++;
+        if (backwardsTold++ < 3) tellBackwards(key, value, floor, call.startedAt);
+      }
+      if (value.v > (seen.get(key)?.value.v ?? 0)) seen.set(key, { value, settledAt: Date.now() });
       return `version ${value.v}`;
     },
     (error: unknown) => {
@@ -92,6 +97,21 @@ function get(key: string, through = cache): Promise<string> {
     w.gets++;
     w.latencies.push(Math.round((performance.now() - started) * 100) / 100);
     // A call reported as a hang that settles after all is still a hang: it kept its caller far too long.
+  });
+}
+
+/** Enough to tell which path served it: who loaded each version, when, and when this get began and ended. */
+function tellBackwards(key: string, got: Value, floor: { value: Value; settledAt: number }, startedAt: number): void {
+  const t = (ms: number) => `${((ms - config.t0) / 1000).toFixed(3)} s`;
+  send({
+    t: "note",
+    text: `worker ${config.id}: ${key} version ${got.v} (origin call by worker ${got.w} at ${
+      t(got.at)
+    }) in a get from ${t(startedAt)} to ${
+      t(Date.now())
+    }, after version ${floor.value.v} (origin call by worker ${floor.value.w} at ${t(floor.value.at)}, served here at ${
+      t(floor.settledAt)
+    })`,
   });
 }
 
