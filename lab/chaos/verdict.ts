@@ -7,6 +7,13 @@
  * each fault as it ran: a load fault ends when its last reply has arrived,
  * so what the machine takes to drain it is not held against the code.
  *
+ * Recovery is measured against the baseline (the error rate with no fault).
+ * When the baseline itself fails, the machine could not carry the run's load
+ * with nothing broken, and a fault's slow recovery says nothing about the
+ * code: such a run is inconclusive, not passed and not failed, unless a hard
+ * check failed (those hold on any machine: a value going backwards, another
+ * key's value, a hang, a leaked connection).
+ *
  * @module
  */
 import { settings } from "./config.ts";
@@ -29,18 +36,29 @@ export interface VerdictInput {
   recoverMs: number;
   /** The load faults as they ran. */
   loads: LoadRun[];
+  /** The baseline's error rate (share of its gets that failed, no fault running). */
+  baselineRate: number;
 }
 
-/** Every hard failure, one line each; empty when the run passes. */
-export function verdict(input: VerdictInput): string[] {
+/** What the run found: hard failures, and what could not be judged on this machine. Both empty: PASS. */
+export interface Verdict {
+  failures: string[];
+  /** Why recovery could not be judged (the baseline failed), with the recoveries it leaves unjudged. */
+  inconclusive: string[];
+}
+
+/** Every failure, one line each; a slow recovery is inconclusive, not a failure, when the baseline failed. */
+export function verdict(input: VerdictInput): Verdict {
   const failures: string[] = [];
+  const unjudged: string[] = [];
+  const baselineFailed = input.baselineRate > settings.recoveredErrorRate;
   if (input.hangs > 0) failures.push(`${input.hangs} gets never settled within ${settings.hangMs} ms`);
   failures.push(...input.closeHangs.map((c) => `hang: ${c}`));
   for (const r of input.rows) {
     if (r.summary.backwards > 0) failures.push(`${r.name}: ${r.summary.backwards} values went backwards`);
     if (r.summary.wrong > 0) failures.push(`${r.name}: ${r.summary.wrong} gets were served another key's value`);
     if (r.fault && r.summary.recoverMs === undefined) {
-      failures.push(`${r.name}: a worker did not recover within ${input.recoverMs} ms`);
+      (baselineFailed ? unjudged : failures).push(`${r.name}: a worker did not recover within ${input.recoverMs} ms`);
     }
     if (r.after.workers > input.expected || r.after.proxy > input.expected) {
       failures.push(
@@ -63,5 +81,17 @@ export function verdict(input: VerdictInput): string[] {
     }
   }
   failures.push(...input.failedWorkers);
-  return failures;
+  const inconclusive = baselineFailed
+    ? [
+      `the baseline failed: ${pct(input.baselineRate)} of its gets failed with no fault running (more than ${
+        pct(settings.recoveredErrorRate)
+      }): this machine could not carry the run's load, so recovery is not judged`,
+      ...unjudged,
+    ]
+    : [];
+  return { failures, inconclusive };
+}
+
+function pct(rate: number): string {
+  return `${(rate * 100).toFixed(2)}%`;
 }
