@@ -66,6 +66,8 @@ const base = {
   quick: { warmupMs: 2000, baselineMs: 3000, faultMs: 2000, recoverMs: 4000 },
   /** How long each worker's connection is timed draining raw 1 MB GETs, before the faults are sized. */
   drainProbeMs: 1000,
+  /** Quiet time after the drain probe, so the baseline does not begin behind its last replies. */
+  drainRestMs: 1000,
   /** Share of the measured drain the load faults may ask (`--drain-fraction`). */
   drainFraction: 0.5,
   /** A get still unsettled after this long is a hang (gets carry a 2 s timeout). */
