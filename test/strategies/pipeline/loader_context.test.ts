@@ -157,6 +157,31 @@ Context("skip() hands the value to every caller sharing the load, stores nothing
   await cache.close();
 });
 
+// Found by the model test (model.test.ts): a skipped value is the one
+// exception to value order inside a process. Not stored, it orders nothing:
+// a set() that landed while the skipping load held its lease is served next,
+// though the origin was read after it.
+Context("skip(): after a skipped value, the next get serves what Redis holds, older or not", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, coalesce(), lease());
+  let version = 0;
+  const called = deferred<void>();
+  const gate = deferred<void>();
+  const loading = cache.getEntry("k", async (ctx) => {
+    called.resolve();
+    await gate.promise;
+    ctx.skip();
+    return `v${++version}`; // the origin read now: after the set below
+  });
+  await called.promise;
+  await cache.set("k", `v${++version}`); // drops the lease: a publication would now be late
+  gate.resolve();
+  const result = await loading;
+  assert.equal([result.value, result.source, result.stored], ["v2", "origin", false]);
+  const next = await cache.getEntry("k", () => "never");
+  assert.equal([next.value, next.source], ["v1", "redis"]);
+  await cache.close();
+});
+
 Context("skip() in a refresh keeps the stored entry and its deadline", async () => {
   const log = events();
   const cache = pipeline<string>(

@@ -1,21 +1,39 @@
 /**
  * A seeded, model-based test of the cache API across two OS processes
- * (issue 24 part 3). Each sequence runs rounds of get, getMany, set, peek,
- * invalidate, invalidateTags, clear and warm over three identities and two
- * tags, a few operations at once, spread over this process (a cache without
- * a near tier) and a second OS process (`_model_worker.ts`, with `near()`),
- * both `coalesce(), lease()`, with loads that pause or fail at random. Then
- * every answer is checked against what the operations acknowledged before
- * its call began allow:
+ * (issue 24 part 3). Each sequence runs rounds of get, getEntry, getMany,
+ * set, peek, invalidate, invalidateTags, clear and warm over three
+ * identities and two tags, a few operations at once, spread over this
+ * process (a cache without a near tier) and a second OS process
+ * (`_model_worker.ts`, with `near()`), both `coalesce(), lease()`, with
+ * loads that pause or fail at random and loaders that call `skip()` or
+ * `setTtlMs()` (once or twice; TTLs of 1 ms to 30 s, so some values run out
+ * within a sequence), per identity, before or after their pause. Then every
+ * answer is checked against what the operations acknowledged before its
+ * call began allow:
  *
  * - a value of the identity asked for, never older (a lower version) than
- *   one returned or set before the call began;
+ *   one returned or set before the call began, a skipped value aside (not
+ *   stored, it leaves Redis serving what it held);
  * - never from a load that started before an acknowledged invalidation of
  *   it (invalidate or set of its identity, invalidateTags of one of its
  *   tags, clear): its version is above the counter read before that
  *   invalidation began;
+ * - a value whose loader called `skip()` only to a call that shared that
+ *   load (same process, overlapping it), never to a peek;
  * - peek finds a value set before it began unless an invalidation may have
- *   dropped it since; loads that fail reach their callers as that failure.
+ *   dropped it since; loads that fail reach their callers as that failure;
+ * - getEntry's report: `origin` with age 0 for a value its own loader
+ *   returned, and only for a load of its process it overlapped; a hit
+ *   (`near` only in the process with a near tier, `redis`) never stale (no
+ *   swr), not stored, fresh, with age and fresh time adding up to the TTL
+ *   the value was stored with (its loader's last setTtlMs(), else ttlMs);
+ *   `stored` never for a skipped value, and with that TTL as fresh time; its
+ *   own load not skipped yet not stored only when an invalidate or set of
+ *   the identity overlapped it (that drops the lease).
+ *
+ * Expiry only removes values, so it widens nothing these rules forbid: no
+ * rule asks a loaded value to stay (peek's asks it of set values, stored
+ * for the pipeline's 60 s).
  *
  * An operation of the other process counts only once an invalidation
  * could have reached this one: after a `hop` (a round trip on the cache's
@@ -33,7 +51,16 @@ import * as assert from "uvu/assert";
 import { useRedis } from "../../support/fixture.ts";
 import { workerCommand } from "../../support/processes.ts";
 import { random, seed } from "../../support/random.ts";
-import { type LoadPlan, ModelProcess, type Op, ORIGIN_FAILED, type Result, type Value } from "./_model_ops.ts";
+import {
+  type LoadChoice,
+  type LoadPlan,
+  ModelProcess,
+  type Op,
+  ORIGIN_FAILED,
+  type Result,
+  TTL_MS,
+  type Value,
+} from "./_model_ops.ts";
 
 const SEQUENCES = Number(process.env.HERDLESS_MODEL_SEQUENCES ?? 200);
 const IDS = ["a", "b", "c"] as const;
@@ -55,7 +82,19 @@ interface Done {
 
 function generator(r: () => number) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const plan = (): LoadPlan => ({ delayMs: pick([0, 0, 1, 3, 10, 25]), fail: r() < 0.15 });
+  // TTLs short enough to run out within a sequence (a few ms to a few dozen), or long enough not to.
+  const choice = (): LoadChoice => ({
+    skip: r() < 0.2,
+    ttls: r() < 0.35 ? Array.from({ length: r() < 0.8 ? 1 : 2 }, () => pick([1, 5, 20, 60, 250, 30_000])) : [],
+  });
+  let by = 0;
+  const plan = (ids: readonly string[]): LoadPlan => ({
+    by: ++by,
+    delayMs: pick([0, 0, 1, 3, 10, 25]),
+    fail: r() < 0.15,
+    late: r() < 0.5,
+    choices: Object.fromEntries(ids.map((id) => [id, choice()])),
+  });
   const some = (): string[] => IDS.filter(() => r() < 0.6);
   const tagsOf = (ids: readonly string[]) => [...new Set(ids.flatMap((id) => TAGS[id]!))];
   let last: string = IDS[0];
@@ -63,19 +102,20 @@ function generator(r: () => number) {
     const x = r();
     // Often the identity of the operation before: races on one key are the interesting ones.
     const id = last = r() < 0.5 ? last : pick(IDS);
-    if (x < 0.35) return { kind: "get", id, tags: TAGS[id]!, load: plan() };
-    if (x < 0.43) {
+    if (x < 0.22) return { kind: "get", id, tags: TAGS[id]!, load: plan([id]) };
+    if (x < 0.37) return { kind: "getEntry", id, tags: TAGS[id]!, load: plan([id]) };
+    if (x < 0.45) {
       const ids = some();
-      return ids.length === 0 ? { kind: "peek", id } : { kind: "getMany", ids, tags: tagsOf(ids), load: plan() };
+      return ids.length === 0 ? { kind: "peek", id } : { kind: "getMany", ids, tags: tagsOf(ids), load: plan(ids) };
     }
-    if (x < 0.53) return { kind: "set", id, tags: TAGS[id]! };
-    if (x < 0.63) return { kind: "peek", id };
+    if (x < 0.55) return { kind: "set", id, tags: TAGS[id]! };
+    if (x < 0.64) return { kind: "peek", id };
     if (x < 0.71) return { kind: "invalidate", id };
     if (x < 0.81) return { kind: "invalidateTags", tags: [pick(["t1", "t2"])] };
     if (x < 0.86) return { kind: "clear" };
     if (x < 0.91) {
       const ids = some();
-      return ids.length === 0 ? { kind: "hop" } : { kind: "warm", ids, tags: tagsOf(ids), load: plan() };
+      return ids.length === 0 ? { kind: "hop" } : { kind: "warm", ids, tags: tagsOf(ids), load: plan(ids) };
     }
     return { kind: "hop" };
   };
@@ -114,14 +154,97 @@ function answered(d: Done): [string, Value | null][] {
   const result = d.result;
   if (!result.ok) return [];
   const op = d.op;
-  if (op.kind === "get" || op.kind === "peek" || op.kind === "set") return [[op.id, result.values[0] ?? null]];
+  if (op.kind === "get" || op.kind === "getEntry" || op.kind === "peek" || op.kind === "set") {
+    return [[op.id, result.values[0] ?? null]];
+  }
   if (op.kind === "getMany") return op.ids.map((id, i) => [id, result.values[i] ?? null]);
   return [];
 }
 
 /** The identities an operation loads. */
 function loads(op: Op): readonly string[] {
-  return op.kind === "get" ? [op.id] : op.kind === "getMany" || op.kind === "warm" ? op.ids : [];
+  return op.kind === "get" || op.kind === "getEntry"
+    ? [op.id]
+    : op.kind === "getMany" || op.kind === "warm"
+    ? op.ids
+    : [];
+}
+
+/** Whether `a` and `b` ran at the same time, at least in part. */
+function overlap(a: Done, b: Done): boolean {
+  return a.began < b.acked && b.began < a.acked;
+}
+
+/** The operation whose loader made `value` (undefined for a set value). */
+function loaderOf(value: Value, history: readonly Done[]): Done | undefined {
+  return value.by === undefined ? undefined : history.find((e) => "load" in e.op && e.op.load.by === value.by);
+}
+
+/** The fresh window `value` is stored with: its loader's last setTtlMs(), else the pipeline's ttlMs. */
+function ttlOf(value: Value): number {
+  return value.ttlMs ?? TTL_MS;
+}
+
+/**
+ * What a value skipped by its loader allows: skip() stores nothing, so only
+ * a caller that shared that load (coalesce(): in its process, while it ran)
+ * may get it; never a peek, never another process.
+ */
+function skipViolation(d: Done, value: Value, history: readonly Done[]): string | undefined {
+  if (value.skip !== true) return undefined;
+  const loader = loaderOf(value, history);
+  if (d.op.kind !== "peek" && loader !== undefined && loader.proc === d.proc && overlap(loader, d)) return undefined;
+  const where = loader === undefined ? "an unknown load" : `#${loader.began} (process ${loader.proc})`;
+  return `answered v${value.v} of ${value.id}, which its loader ${where} skipped: only a caller sharing that load may get it`;
+}
+
+/**
+ * What getEntry's report promises (no swr() in the pipeline: nothing stale).
+ * A value its own loader returned is reported as loaded (origin, age 0);
+ * origin means a load of this process this call shared; a hit (near, redis)
+ * is a stored value, not stale, its age and fresh time adding up to the TTL
+ * it was stored with (the age is clamped at 0 when the clock estimate puts
+ * the publication ahead: the fresh time is then at least the TTL); stored
+ * means the value was written with its TTL, never a skipped one, and a load
+ * of its own not stored needs an invalidate or set of its identity meanwhile
+ * (its lease was dropped).
+ */
+function entryViolations(d: Done, history: readonly Done[]): string[] {
+  const op = d.op;
+  if (op.kind !== "getEntry" || !d.result.ok) return [];
+  const out: string[] = [];
+  const r = d.result.entry!;
+  const value = d.result.values[0];
+  if (value === null || value === undefined) return out;
+  const say = (what: string) => out.push(`v${value.v} reported ${JSON.stringify(r)}: ${what}`);
+  const own = value.by === op.load.by;
+  const loader = loaderOf(value, history);
+  if (r.stale) say("stale, with no swr() in the pipeline");
+  if (r.source === "origin") {
+    if (loader === undefined || loader.proc !== d.proc || !overlap(loader, d)) {
+      say("origin, yet no load of this process that this call could share made it");
+    }
+    if (r.ageMs !== 0) say("origin with an age");
+  } else if (r.source === "near" || r.source === "redis") {
+    if (r.source === "near" && d.proc !== 1) say("near, in the process without a near tier");
+    if (own) say("a hit, yet its own loader made this value");
+    if (r.stored) say("stored, for a hit");
+    const ttl = ttlOf(value);
+    if (!(r.freshForMs > 0) || r.ageMs < 0) say("a hit that is not fresh");
+    else if (r.ageMs > 0 ? Math.abs(r.ageMs + r.freshForMs - ttl) > 1 : r.freshForMs < ttl - 1) {
+      say(`age and fresh time do not add up to the TTL it was stored with (${ttl} ms)`);
+    }
+  } else say("an unknown source");
+  if (r.stored) {
+    if (value.skip === true) say("stored, yet its loader skipped it");
+    if (r.freshForMs !== ttlOf(value)) say(`stored, fresh for other than its TTL (${ttlOf(value)} ms)`);
+  } else if (own && value.skip !== true) {
+    const dropped = history.some((i) =>
+      (i.op.kind === "invalidate" || i.op.kind === "set") && i.op.id === op.id && overlap(i, d)
+    );
+    if (!dropped) say("its own load, not skipped, not stored, with no invalidate or set of it meanwhile");
+  }
+  return out;
 }
 
 /**
@@ -175,6 +298,7 @@ function violations(history: readonly Done[]): string[] {
       continue;
     }
     if (op.kind === "set" || op.kind === "hop") continue;
+    for (const what of entryViolations(d, history)) say(what);
     for (const [id, value] of answered(d)) {
       if (value === null) {
         if (op.kind !== "peek") {
@@ -192,11 +316,15 @@ function violations(history: readonly Done[]): string[] {
         continue;
       }
       if (value.id !== id) say(`answered ${value.id}'s value for ${id}`);
+      const skipped = skipViolation(d, value, history);
+      if (skipped !== undefined) say(skipped);
       const at = originOf(value, history);
       for (const e of history) {
         if (!before(e, d, history)) continue;
         for (const [eid, ev] of answered(e)) {
-          if (eid === id && ev !== null && newer(originOf(ev, history), at)) {
+          // A skipped value orders nothing after it: not stored, it leaves
+          // Redis serving what it held, older or not (skip() in a refresh).
+          if (eid === id && ev !== null && ev.skip !== true && newer(originOf(ev, history), at)) {
             say(`answered ${id} v${value.v}, older than v${ev.v} answered by #${e.began} (process ${e.proc})`);
           }
         }
@@ -288,6 +416,8 @@ Model(`${SEQUENCES} seeded sequences over two processes and a near tier keep the
     const next = generator(r);
     let clock = 0;
     let operations = 0;
+    // What the run exercised: getEntry answers by source, and answers of a skipped value.
+    const seen: Record<string, number> = {};
     for (let s = 0; s < SEQUENCES; s++) {
       const namespace = `model${s}`;
       await Promise.all([local.reset(namespace), remote.reset(namespace)]);
@@ -329,6 +459,11 @@ Model(`${SEQUENCES} seeded sequences over two processes and a near tier keep the
         await Promise.all(running);
       }
       operations += history.length;
+      for (const d of history) {
+        const source = d.result.ok ? d.result.entry?.source : undefined;
+        if (source !== undefined) seen[source] = (seen[source] ?? 0) + 1;
+        if (answered(d).some(([, v]) => v?.skip === true)) seen.skipped = (seen.skipped ?? 0) + 1;
+      }
       const found = violations(history);
       if (found.length > 0) {
         const ran = [...history].sort((a, b) => a.began - b.began).map((d) =>
@@ -344,6 +479,10 @@ Model(`${SEQUENCES} seeded sequences over two processes and a near tier keep the
       }
     }
     assert.ok(operations > SEQUENCES * 6, `${operations} operations ran`);
+    if (SEQUENCES >= 100) {
+      const missing = ["origin", "redis", "near", "skipped"].filter((what) => seen[what] === undefined);
+      assert.equal(missing, [], `the run never saw ${missing.join(", ")}: ${JSON.stringify(seen)}`);
+    }
   } finally {
     await remote.close().catch(() => remote.kill());
     await local.close();
