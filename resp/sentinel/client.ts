@@ -148,6 +148,11 @@ export class SentinelClient implements RedisLike, TrackingClient {
     return this.#data.resp;
   }
 
+  /** Commands issued and not yet settled, as `RedisClient.pending`: those waiting for the new master during a failover included. */
+  get pending(): number {
+    return this.#data.pending;
+  }
+
   /** True while a connection to the master is open and past its handshake. */
   get connected(): boolean {
     return this.#data.connected;

@@ -128,6 +128,11 @@ const sequence = () => ++clock;
 test("asks the sentinels for the master, with the sentinels' password apart from the data node's", async (ctx) => {
   const client = await open(ctx);
   assert.is(client.master, name(await ctx.group.master()));
+  // pending counts what the master has not answered yet, as RedisClient's does (the soak reads it).
+  const ping = client.send(["PING"]);
+  assert.is(client.pending, 1);
+  assert.is(await ping, "PONG");
+  assert.is(client.pending, 0);
   assert.is(await client.send(["SET", "sentinel:hello", "world"]), "OK");
   assert.is(await client.send(["GET", "sentinel:hello"]), "world");
   // The data node's password given as the sentinels' (in their URLs) is refused by the data node.
