@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { commandChannel, func, listenAbort, traced } from "./shared/mod.ts";
+import { commandChannel, func, ignore, listenAbort, traced } from "./shared/mod.ts";
 import {
   checkArgs,
   ClientTracking,
@@ -208,16 +208,19 @@ export class RedisClient implements RedisLike, TrackingClient {
    * await redis.close();
    * ```
    */
-  async track(listener: TrackingListener): Promise<() => void> {
+  async track(listener: TrackingListener): Promise<() => Promise<void>> {
     if (this.#o.resp !== 3) {
       throw new TypeError("Cannot track: client tracking needs a RESP3 connection (connect({ resp: 3 }))");
     }
     if (this.#closing || this.#closed) throw new ConnectionError("The client is closed");
     const first = this.#tracking.add(listener);
-    const stop = () => {
-      if (!this.#tracking.remove(listener)) return;
+    // Settles once the OFF is answered (or at once when none is sent): a
+    // cache's close() waits for it, so no command of its own is left behind.
+    const stop = (): Promise<void> => {
+      if (!this.#tracking.remove(listener)) return Promise.resolve();
       this.#tracking.off();
-      if (this.#connected) this.send(["CLIENT", "TRACKING", "OFF"]).catch(() => {});
+      if (!this.#connected) return Promise.resolve();
+      return this.send(["CLIENT", "TRACKING", "OFF"]).then(ignore, ignore);
     };
     if (first && this.#connected) {
       // Reads sent after this command are tracked: it goes first, in order.

@@ -91,11 +91,13 @@ export interface TrackingClient extends RedisLike {
   /**
    * Turn `CLIENT TRACKING ON` for every connection, now and after each
    * reconnect (before any other command), and report invalidations to
-   * `listener` until the returned function is called.
+   * `listener` until the returned function is called. That function's
+   * promise settles (never rejects) once the server has answered the
+   * `CLIENT TRACKING OFF` it sends, so a `close()` can wait for it.
    *
    * @throws {TypeError} (as a rejection) on a RESP2 connection.
    */
-  track(listener: TrackingListener): Promise<() => void>;
+  track(listener: TrackingListener): Promise<() => Promise<void>>;
   /** True while every connection's reads are tracked (false while one is down or was refused tracking). */
   readonly tracking: boolean;
 }

@@ -213,7 +213,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * await cluster.close();
    * ```
    */
-  track(listener: TrackingListener): Promise<() => void> {
+  track(listener: TrackingListener): Promise<() => Promise<void>> {
     if (this.#o.node.resp !== 3) {
       return Promise.reject(
         new TypeError("Cannot track: client tracking needs RESP3 connections (connectCluster({ resp: 3 }))"),

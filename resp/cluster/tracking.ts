@@ -32,20 +32,21 @@ export class ClusterTracking {
   }
 
   /** Add a listener and turn tracking on for `clients`; resolves the function that stops listening. */
-  async add(listener: TrackingListener, clients: Iterable<RedisClient>): Promise<() => void> {
+  async add(listener: TrackingListener, clients: Iterable<RedisClient>): Promise<() => Promise<void>> {
     this.#listeners.add(listener);
     await Promise.all([...clients].map((client) => this.attach(client)));
-    return () => {
+    return async () => {
       if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
-      for (const entry of this.#nodes.values()) entry.stop?.();
+      const stops = [...this.#nodes.values()].map((entry) => entry.stop?.());
       this.#nodes.clear();
+      await Promise.all(stops);
     };
   }
 
   /** Track the reads of a node connection (a new one, or all of them when the first listener came). */
   async attach(client: RedisClient): Promise<void> {
     if (!this.wanted || this.#nodes.has(client)) return;
-    const entry: { stop: (() => void) | undefined } = { stop: undefined };
+    const entry: { stop: (() => Promise<void>) | undefined } = { stop: undefined };
     this.#nodes.set(client, entry);
     try {
       entry.stop = await client.track({
@@ -71,7 +72,7 @@ export class ClusterTracking {
     const entry = this.#nodes.get(client);
     if (entry === undefined) return;
     this.#nodes.delete(client);
-    entry.stop?.();
+    void entry.stop?.();
     this.reset("a node left the cluster's slot map");
   }
 

@@ -210,7 +210,7 @@ export class SentinelClient implements RedisLike, TrackingClient {
    * await redis.close();
    * ```
    */
-  track(listener: TrackingListener): Promise<() => void> {
+  track(listener: TrackingListener): Promise<() => Promise<void>> {
     return this.#data.track(listener);
   }
 

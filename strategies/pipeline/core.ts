@@ -305,8 +305,7 @@ export class Core {
 
   /** Release tracking and subscriptions. */
   async close(): Promise<void> {
-    this.tracker.close();
-    await this.wakeups.close?.();
+    await Promise.all([this.tracker.close(), this.wakeups.close?.()]);
   }
 
   // The near tier forgets what Redis invalidates, and everything on a reset

@@ -21,7 +21,7 @@ import type { RedisLike, Reply, SendOptions, TrackingListener } from "../../resp
 /** A source of invalidations: client tracking, or messages on a channel. */
 export interface InvalidationFeed {
   /** Start reporting to `listener`; resolves the function that stops. Rejects when refused. */
-  start(listener: TrackingListener): Promise<() => void>;
+  start(listener: TrackingListener): Promise<() => Promise<void>>;
   /** True while reads that start now are covered. */
   readonly on: boolean;
 }
@@ -73,7 +73,7 @@ export class MessageFeed implements InvalidationFeed {
     return this.#subscribed && (this.#sibling?.connected ?? true);
   }
 
-  async start(listener: TrackingListener): Promise<() => void> {
+  async start(listener: TrackingListener): Promise<() => Promise<void>> {
     const sibling = await this.#redis.duplicate();
     const channel = this.#channel;
     const stopPush = sibling.onPush((push) => {
@@ -107,7 +107,7 @@ export class MessageFeed implements InvalidationFeed {
         this.#sibling = undefined;
         this.#subscribed = false;
       }
-      sibling.close().catch(() => sibling.destroy());
+      return sibling.close().catch(() => sibling.destroy());
     };
   }
 }

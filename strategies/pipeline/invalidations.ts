@@ -71,7 +71,9 @@ export class Tracker implements TrackingListener {
   #generation = 0;
   #attempt: Promise<void> | undefined;
   #retryAt = 0;
-  #stop: (() => void) | undefined;
+  #stop: (() => Promise<void>) | undefined;
+  /** Stops asked for that a close() must wait for (the OFF of a feed stopped as it was closing or switching). */
+  readonly #stopping = new Set<Promise<void>>();
   #closed = false;
   /** The clock reading of the latest `ready()` call (a refusal heard later schedules its retry from it). */
   #now = 0;
@@ -144,7 +146,7 @@ export class Tracker implements TrackingListener {
     const attempt: Promise<void> = feed.start(this).then(
       (stop) => {
         // Closed, or switched to messages while this attempt ran (a cluster node refused).
-        if (this.#closed || feed !== this.#feed) stop();
+        if (this.#closed || feed !== this.#feed) this.#stopped(stop());
         else this.#stop = stop;
       },
       (error) => {
@@ -171,7 +173,7 @@ export class Tracker implements TrackingListener {
     this.#mode = "messages";
     const stop = this.#stop;
     this.#stop = undefined;
-    stop?.();
+    if (stop !== undefined) this.#stopped(stop());
     this.#onMode("messages", `CLIENT TRACKING was refused (${error instanceof Error ? error.message : String(error)})`);
     return this.#start(fallback, now);
   }
@@ -224,11 +226,23 @@ export class Tracker implements TrackingListener {
     for (const consumer of this.#consumers) consumer.reset();
   }
 
-  /** Stop listening; consumers forget everything. */
-  close(): void {
+  #stopped(stopping: Promise<void>): void {
+    this.#stopping.add(stopping);
+    void stopping.then(() => this.#stopping.delete(stopping));
+  }
+
+  /**
+   * Stop listening; consumers forget everything at once. Settles (never
+   * rejects) once the server answered what stopping sends (`CLIENT TRACKING
+   * OFF`, the feed's connection closing), an attempt still starting included.
+   */
+  async close(): Promise<void> {
     this.#closed = true;
-    this.#stop?.();
+    if (this.#stop !== undefined) this.#stopped(this.#stop());
     this.#stop = undefined;
     this.reset();
+    // An attempt in flight stops itself when it lands (closed): wait for it, then for every stop.
+    await this.#attempt;
+    await Promise.all(this.#stopping);
   }
 }

@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import type { Arg, SendOptions } from "../../../resp/types.ts";
 import { ClosedError, isClosedError } from "../../../strategies/errors.ts";
 import { lease } from "../../../strategies/lease.ts";
+import { near } from "../../../strategies/near.ts";
 import { type Cache, pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import type { Loader } from "../../../strategies/types.ts";
 import { rejects } from "../../support/assert.ts";
@@ -116,5 +117,20 @@ for (const { method, command, call } of writes) {
     if (method === "invalidate") assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0);
   });
 }
+
+Life(
+  "close() of a RESP3 cache resolves once its CLIENT TRACKING OFF is answered: nothing of its own left pending",
+  async () => {
+    const redis = await db.client({ resp: 3 });
+    for (const strategies of [[near()], [lease()]]) {
+      const cache = pipeline({ redis, ttlMs: 60_000, namespace: db.ns() }, ...strategies);
+      assert.is(await cache.get("k", () => "v"), "v");
+      assert.is(redis.tracking, true, "the reads were tracked");
+      await cache.close();
+      assert.is(redis.tracking, false);
+      assert.is(redis.pending, 0, `a command was still pending when close() resolved (${strategies[0]!.name})`);
+    }
+  },
+);
 
 Life.run();
