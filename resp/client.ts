@@ -482,7 +482,8 @@ export class RedisClient implements RedisLike, TrackingClient {
    * then close the socket. Commands issued after this call reject with
    * `ConnectionError`; while disconnected, what is queued rejects at once.
    *
-   * @returns a promise that settles once the socket is closed; the same one on every call.
+   * @returns a promise that settles once every command sent has settled and the socket was ended (the runtime
+   *   releases its handle a moment later); the same one on every call.
    */
   close(): Promise<void> {
     if (this.#closedPromise) return this.#closedPromise;
