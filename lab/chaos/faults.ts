@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { pipeline, type RedisClient } from "../../mod.ts";
 import type { RedisServer } from "../../test/support/redis-server.ts";
+import type { SentinelGroup } from "../../test/support/redis-sentinel.ts";
 import { settings } from "./config.ts";
 import { RAW_BIG_KEY } from "./drain_probe.ts";
 import { bigDemand, describeRun, hugeDemand, type LoadPlan, type LoadRun, loadRun, rate } from "./load.ts";
@@ -31,6 +32,10 @@ export interface FaultContext {
   plan: LoadPlan;
   /** Where a load fault records what it moved, for the verdict. */
   loads: LoadRun[];
+  /** The sentinel worker's group, started only when the Sentinel failover is scheduled. */
+  sentinel: SentinelGroup | undefined;
+  /** The run's t0 (epoch ms): notes give times as ms since it, as the workers' notes do. */
+  t0: number;
 }
 
 export interface Fault {
@@ -59,6 +64,8 @@ async function settleLoad(name: string, ctx: FaultContext): Promise<LoadRun> {
 }
 
 const BIG = "1 MB value burst";
+/** The one fault that acts on the sentinel worker's group, not on the cache server or the proxy. */
+export const SENTINEL_FAILOVER = "Sentinel failover";
 const HUGE = `64 MB value, lease ${settings.hugeLeaseMs} ms`;
 
 /** The schedule, each fault lasting `faultMs`. */
@@ -240,6 +247,34 @@ export function buildFaults(faultMs: number): Fault[] {
         } of the drain); ${
           stored > 0 ? `stored in Redis afterwards (${mb(stored)})` : "not stored in Redis afterwards"
         }; as run: ${describeRun(run)}`;
+      },
+    },
+    {
+      // Not a fixed length: it is over when every sentinel names the new master, and that master says so.
+      name: SENTINEL_FAILOVER,
+      async run({ sentinel, t0 }) {
+        if (sentinel === undefined) throw new Error("no Sentinel group was started");
+        const started = Date.now();
+        const old = await sentinel.master();
+        // When a replica first says master: from then on, what the old master still accepts is lost.
+        let promoted: string | undefined;
+        let done = false;
+        const watch = (async () => {
+          while (!done && promoted === undefined) {
+            for (const node of sentinel.nodes) {
+              if (node.port === old.port || promoted !== undefined) continue;
+              if ((await sentinel.role(node.port).catch(() => "")) === "master") promoted = `t0+${Date.now() - t0} ms`;
+            }
+            await sleep(50);
+          }
+        })();
+        const { from, to } = await sentinel.failover().finally(() => done = true);
+        await watch;
+        return `SENTINEL FAILOVER ${sentinel.name} sent at t0+${
+          started - t0
+        } ms, answered OK; ${to.port} said master at ${
+          promoted ?? "(not seen before the sentinels agreed)"
+        }; every sentinel named it at t0+${Date.now() - t0} ms (${from.port} before)`;
       },
     },
   ];

@@ -18,7 +18,18 @@
  */
 import process from "node:process";
 import { createInterface } from "node:readline";
-import { coalesce, connect, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
+import {
+  coalesce,
+  connect,
+  connectSentinel,
+  jitter,
+  lease,
+  limit,
+  pipeline,
+  type RedisLike,
+  swr,
+  xfetch,
+} from "../../mod.ts";
 import { settings, type WorkerConfig } from "./config.ts";
 import { originLoader, type Value } from "./origin.ts";
 import { measureDrain, RAW_BIG_KEY, replyBytes } from "./drain_probe.ts";
@@ -28,8 +39,24 @@ import { zipf } from "./zipf.ts";
 const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerConfig;
 const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);
 const windowOf = (epochMs: number) => Math.floor((epochMs - config.t0) / settings.windowMs);
+/** A time in notes: ms since the run's t0, as the parent's fault notes give it. */
+const at = (epochMs = Date.now()) => `t0+${epochMs - config.t0} ms`;
 
-const redis = await connect({ url: config.cacheUrl, resp: 3, name: `chaos-w${config.id}` });
+// The sentinel worker's data connection has no name: connectSentinel's `name` is the master group's.
+const redis: RedisLike & { close(): Promise<void>; readonly master?: string } = config.sentinel === undefined
+  ? await connect({ url: config.cacheUrl, resp: 3, name: `chaos-w${config.id}` })
+  : await connectSentinel({
+    sentinels: config.sentinel.urls,
+    name: config.sentinel.name,
+    resp: 3,
+    onEvent: (event) => {
+      if (event.type === "failover") {
+        send({ t: "note", text: `client's failover event at ${at()}: ${event.from} → ${event.to}` });
+      }
+    },
+  });
+/** Where a get was served: the master, for the sentinel worker (a value going backwards names both). */
+const server = () => redis.master ?? config.cacheUrl;
 const counter = await connect({ url: config.counterUrl, name: `chaos-origin-w${config.id}` });
 /** The full pipeline, every strategy in the README's order. */
 function fullPipeline(namespace: string, leaseMs: number) {
@@ -57,8 +84,10 @@ function win(i: number): Window {
 }
 
 const loaders = new Map<string, () => Promise<Value>>();
-/** Highest version a settled get of each key returned. */
-const seen = new Map<string, number>();
+/** Highest version a settled get of each key returned, when, and from which server. */
+const seen = new Map<string, { v: number; at: number; from: string }>();
+/** Values going backwards are told in notes too (the first few), to find out how. */
+let told = 0;
 const pending = new Set<{ startedAt: number; hung: boolean }>();
 
 /** One get, recorded in its window; resolves what it got (`version <n>`) or the error's class. */
@@ -66,7 +95,7 @@ function get(key: string, through = cache): Promise<string> {
   let load = loaders.get(key);
   if (load === undefined) loaders.set(key, load = originLoader(counter, key));
   // A get must not return an older version than one a get settled before it started.
-  const floor = seen.get(key) ?? 0;
+  const floor = seen.get(key);
   const call = { startedAt: Date.now(), hung: false };
   const started = performance.now();
   pending.add(call);
@@ -74,8 +103,19 @@ function get(key: string, through = cache): Promise<string> {
     (value) => {
       const w = win(windowOf(Date.now()));
       if (value.k !== key) w.wrong++;
-      if (value.v < floor) w.backwards++;
-      if (value.v > (seen.get(key) ?? 0)) seen.set(key, value.v);
+      if (floor !== undefined && value.v < floor.v) {
+        w.backwards++;
+        if (told++ < 5) {
+          send({
+            t: "note",
+            text:
+              `backwards at ${at()}: ${key} version ${value.v} from ${server()}, after version ${floor.v} from ${floor.from} at ${
+                at(floor.at)
+              }`,
+          });
+        }
+      }
+      if (value.v > (seen.get(key)?.v ?? 0)) seen.set(key, { v: value.v, at: Date.now(), from: server() });
       return `version ${value.v}`;
     },
     (error: unknown) => {
@@ -105,7 +145,7 @@ const pace = setInterval(() => {
   issued = Math.max(issued, due - config.rate);
   while (issued < due) {
     issued++;
-    void get(`k${next()}`);
+    void get(`${config.sentinel === undefined ? "k" : settings.sentinelKeyPrefix}${next()}`);
   }
 }, 5);
 
