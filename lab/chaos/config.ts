@@ -41,6 +41,8 @@ const base = {
   zipfS: 1,
   /** Keys of the sentinel worker are `s<n>` (the proxy workers' `k<n>`): its cache is another Redis, its origin calls are its own. */
   sentinelKeyPrefix: "s",
+  /** Gets per second of the sentinel worker: half a worker's, enough to refresh keys across the switch on 2 cores. */
+  sentinelRate: 200,
   /** Requests per second the parent's driver sends the workerd client (a Worker under workerd). */
   workerdRate: 20,
   /** Filler in each ordinary value, so that maxmemory has something to evict. */

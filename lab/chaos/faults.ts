@@ -11,12 +11,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { pipeline, type RedisClient } from "../../mod.ts";
 import type { RedisServer } from "../../test/support/redis-server.ts";
-import type { SentinelGroup } from "../../test/support/redis-sentinel.ts";
 import { settings } from "./config.ts";
 import { RAW_BIG_KEY } from "./drain_probe.ts";
 import { bigDemand, describeRun, hugeDemand, type LoadPlan, type LoadRun, loadRun, rate } from "./load.ts";
 import { info, workerClients } from "./probe.ts";
 import type { Workers } from "./workers.ts";
+import type { ChaosSentinel } from "./sentinel.ts";
 import type { FaultProxy } from "./proxy.ts";
 
 /** What a fault may act on. */
@@ -33,7 +33,7 @@ export interface FaultContext {
   /** Where a load fault records what it moved, for the verdict. */
   loads: LoadRun[];
   /** The sentinel worker's group, started only when the Sentinel failover is scheduled. */
-  sentinel: SentinelGroup | undefined;
+  sentinel: ChaosSentinel | undefined;
   /** The run's t0 (epoch ms): notes give times as ms since it, as the workers' notes do. */
   t0: number;
 }
@@ -254,27 +254,34 @@ export function buildFaults(faultMs: number): Fault[] {
       name: SENTINEL_FAILOVER,
       async run({ sentinel, t0 }) {
         if (sentinel === undefined) throw new Error("no Sentinel group was started");
+        const { group } = sentinel;
         const started = Date.now();
-        const old = await sentinel.master();
+        const old = await group.master();
         // When a replica first says master: from then on, what the old master still accepts is lost.
         let promoted: string | undefined;
         let done = false;
         const watch = (async () => {
           while (!done && promoted === undefined) {
-            for (const node of sentinel.nodes) {
+            for (const node of group.nodes) {
               if (node.port === old.port || promoted !== undefined) continue;
               if ((await sentinel.role(node.port).catch(() => "")) === "master") promoted = `t0+${Date.now() - t0} ms`;
             }
             await sleep(50);
           }
         })();
-        const { from, to } = await sentinel.failover().finally(() => done = true);
+        const { from, to } = await group.failover().finally(() => done = true);
         await watch;
-        return `SENTINEL FAILOVER ${sentinel.name} sent at t0+${
-          started - t0
-        } ms, answered OK; ${to.port} said master at ${
+        const agreed = Date.now();
+        // Before the sentinels demote the old master (and it resyncs): what it holds that the new one does not.
+        const oldRole = await sentinel.role(from.port);
+        const lost = await sentinel.lostKeys(from.port, to.port);
+        const shown = lost.slice(0, 5).map((l) => `${l.key} ${l.from} vs ${l.to ?? "none"}`).join(", ");
+        return `SENTINEL FAILOVER ${group.name} sent at t0+${started - t0} ms, answered OK; ${to.port} said master at ${
           promoted ?? "(not seen before the sentinels agreed)"
-        }; every sentinel named it at t0+${Date.now() - t0} ms (${from.port} before)`;
+        }; every sentinel named it at t0+${agreed - t0} ms (${from.port} before); then the old master (${oldRole}) ` +
+          `would serve a newer version than the new master for ${lost.length} of the sentinel worker's keys${
+            lost.length > 0 ? ` (${shown}${lost.length > 5 ? ", …" : ""})` : ""
+          }`;
       },
     },
   ];

@@ -46,13 +46,12 @@ import { Collector } from "./metrics.ts";
 import { callsPerPhase } from "./calls.ts";
 import { type Connections, connections, namedClients, rises, serverCounters } from "./probe.ts";
 import { fanOut, startFaultProxy } from "./proxy.ts";
-import { sentinelConnections, startSentinel } from "./sentinel.ts";
+import { type ChaosSentinel, startSentinel } from "./sentinel.ts";
 import { formatTable, type Row } from "./table.ts";
 import { verdict } from "./verdict.ts";
 import type { WorkerdClientConfig } from "./workerd_driver.ts";
 import { startWorkers, type Workers } from "./workers.ts";
 import { canDrive } from "../../test/workerd/_workerd.ts";
-import type { SentinelGroup } from "../../test/support/redis-sentinel.ts";
 import type { Collector as CollectorType } from "./metrics.ts";
 
 const { values: args } = parseArgs({
@@ -146,13 +145,13 @@ if (cfProxy !== undefined) {
   }
 }
 const started = sentinelStarting === undefined ? undefined : await sentinelStarting;
-const sentinel: SentinelGroup | undefined = started !== undefined && "group" in started ? started.group : undefined;
+const sentinel: ChaosSentinel | undefined = started !== undefined && "group" in started ? started.group : undefined;
 if (started !== undefined && "error" in started) broken.push(`the Sentinel group did not start: ${started.error}`);
 const sCollector = new Collector(1);
 const sWorkers = sentinel === undefined ? undefined : await startWorkers([sentinelWorker(sentinel)], sCollector);
 const workers = await startWorkers(configs, collector);
-function sentinelWorker(group: SentinelGroup): WorkerConfig {
-  return { ...configs[0]!, sentinel: { urls: group.sentinelUrls, name: group.name } };
+function sentinelWorker({ group }: ChaosSentinel): WorkerConfig {
+  return { ...configs[0]!, rate: settings.sentinelRate, sentinel: { urls: group.sentinelUrls, name: group.name } };
 }
 
 interface Phase {
@@ -174,7 +173,7 @@ interface Phase {
 /** The other populations' connections: the sentinel worker's on the data nodes, the Worker's on the cache server. */
 async function extraConnections(server: number): Promise<{ sentinel?: Connections; workerd?: Connections }> {
   return {
-    ...(sentinel === undefined || sWorkers === undefined ? {} : { sentinel: await sentinelConnections(sentinel) }),
+    ...(sentinel === undefined || sWorkers === undefined ? {} : { sentinel: await sentinel.connections() }),
     ...(cfWorkers === undefined || cfProxy === undefined
       ? {}
       : { workerd: { workers: await namedClients(admin, "chaos-cf"), server, proxy: cfProxy.connections } }),
@@ -273,7 +272,7 @@ const sOrigin = await callsPerPhase(counter, times, sentinelKey);
 // What the sentinels made of the old master by the end (they demote it once it answers again).
 const roles = sentinel === undefined
   ? ""
-  : (await Promise.all(sentinel.nodes.map(async (n) => `${n.port} ${await sentinel.role(n.port)}`))).join(", ");
+  : (await Promise.all(sentinel.group.nodes.map(async (n) => `${n.port} ${await sentinel.role(n.port)}`))).join(", ");
 await Promise.all([admin.close(), counter.close(), proxy.close()]);
 await Promise.all([cacheServer.stop(), counterServer.stop(), sentinel?.stop()]);
 rmSync(logDir, { recursive: true, force: true });
@@ -366,7 +365,7 @@ if (plan !== undefined) {
 console.log(formatTable(rows, notes));
 printMessages(rows);
 console.log(
-  `\n### Sentinel worker: 1 process x ${rate} gets/s through connectSentinel, its own group (1 master, 2 replicas, ` +
+  `\n### Sentinel worker: 1 process x ${settings.sentinelRate} gets/s through connectSentinel, its own group (1 master, 2 replicas, ` +
     `3 sentinels), keys ${settings.sentinelKeyPrefix}<n>, never behind the proxy\n`,
 );
 if (sWorkers === undefined) {
