@@ -45,7 +45,7 @@ import { bigDemand, hugeDemand, type LoadPlan, type LoadRun, planLoads, rate as 
 import { Collector } from "./metrics.ts";
 import { callsPerPhase } from "./calls.ts";
 import { type Connections, connections, namedClients, rises, serverCounters } from "./probe.ts";
-import { fanOut, startFaultProxy } from "./proxy.ts";
+import { fanOut, type FaultProxy, startFaultProxy } from "./proxy.ts";
 import { type ChaosSentinel, startSentinel } from "./sentinel.ts";
 import { formatTable, type Row } from "./table.ts";
 import { verdict } from "./verdict.ts";
@@ -125,11 +125,11 @@ const configs = Array.from({ length: workerCount }, (_, id) => ({
   limit: !args["no-limit"],
 } as const));
 
-// The workerd client first: it may build dist/ (what the Worker imports) and start workerd, which takes a while.
+// Three populations start at once: the workerd client may build dist/ (what the Worker imports) and start workerd,
+// the Sentinel group takes seconds to settle, and each worker process takes seconds to load on a busy machine.
 const cfCollector = new Collector(1);
-let cfWorkers: Workers | undefined;
 let cfNotRun = workerdSkipped;
-if (cfProxy !== undefined) {
+async function startWorkerdClient(cfProxy: FaultProxy): Promise<Workers | undefined> {
   const cfConfig: WorkerdClientConfig = {
     id: 0,
     cacheUrl: cfProxy.url,
@@ -139,17 +139,24 @@ if (cfProxy !== undefined) {
     limit: !args["no-limit"],
   };
   try {
-    cfWorkers = await startWorkers([cfConfig], cfCollector, driverScript);
+    return await startWorkers([cfConfig], cfCollector, driverScript);
   } catch (error) {
     cfNotRun = cfCollector.notes.splice(0).join("; ") || String(error);
+    return undefined;
   }
 }
-const started = sentinelStarting === undefined ? undefined : await sentinelStarting;
-const sentinel: ChaosSentinel | undefined = started !== undefined && "group" in started ? started.group : undefined;
-if (started !== undefined && "error" in started) broken.push(`the Sentinel group did not start: ${started.error}`);
 const sCollector = new Collector(1);
-const sWorkers = sentinel === undefined ? undefined : await startWorkers([sentinelWorker(sentinel)], sCollector);
-const workers = await startWorkers(configs, collector);
+async function startSentinelWorker(): Promise<[ChaosSentinel | undefined, Workers | undefined]> {
+  const started = sentinelStarting === undefined ? undefined : await sentinelStarting;
+  if (started !== undefined && "error" in started) broken.push(`the Sentinel group did not start: ${started.error}`);
+  if (started === undefined || !("group" in started)) return [undefined, undefined];
+  return [started.group, await startWorkers([sentinelWorker(started.group)], sCollector)];
+}
+const [cfWorkers, [sentinel, sWorkers], workers] = await Promise.all([
+  cfProxy === undefined ? undefined : startWorkerdClient(cfProxy),
+  startSentinelWorker(),
+  startWorkers(configs, collector),
+]);
 function sentinelWorker({ group }: ChaosSentinel): WorkerConfig {
   return { ...configs[0]!, rate: settings.sentinelRate, sentinel: { urls: group.sentinelUrls, name: group.name } };
 }
