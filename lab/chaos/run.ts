@@ -125,8 +125,8 @@ const configs = Array.from({ length: workerCount }, (_, id) => ({
   limit: !args["no-limit"],
 } as const));
 
-// Three populations start at once: the workerd client may build dist/ (what the Worker imports) and start workerd,
-// the Sentinel group takes seconds to settle, and each worker process takes seconds to load on a busy machine.
+// The workerd client (which may build dist/, what the Worker imports, and start workerd) and the sentinel worker (whose
+// group takes seconds to settle) start at once.
 const cfCollector = new Collector(1);
 let cfNotRun = workerdSkipped;
 async function startWorkerdClient(cfProxy: FaultProxy): Promise<Workers | undefined> {
@@ -152,11 +152,12 @@ async function startSentinelWorker(): Promise<[ChaosSentinel | undefined, Worker
   if (started === undefined || !("group" in started)) return [undefined, undefined];
   return [started.group, await startWorkers([sentinelWorker(started.group)], sCollector)];
 }
-const [cfWorkers, [sentinel, sWorkers], workers] = await Promise.all([
+const [cfWorkers, [sentinel, sWorkers]] = await Promise.all([
   cfProxy === undefined ? undefined : startWorkerdClient(cfProxy),
   startSentinelWorker(),
-  startWorkers(configs, collector),
 ]);
+// Last: their 1,600 gets/s would slow everything above down.
+const workers = await startWorkers(configs, collector);
 function sentinelWorker({ group }: ChaosSentinel): WorkerConfig {
   return { ...configs[0]!, rate: settings.sentinelRate, sentinel: { urls: group.sentinelUrls, name: group.name } };
 }

@@ -37,8 +37,11 @@ export default {
     const key = new URL(request.url).searchParams.get("key") ?? "k0";
     // Named apart from the proxy workers' chaos-w<id>: the run counts those as its four worker connections.
     const redis = await connect({ url: env.CACHE_URL, lazyConnect: true, name: "chaos-cf" });
+    // Every request is its own process as far as ordering goes: across processes, versions only move forward if no
+    // value is served that Redis did not store (the README's "Value order under memory pressure"), so a write Redis
+    // refuses fails the get instead of serving the origin's value uncached.
     const cache = pipeline(
-      { redis, ttlMs: s.ttlMs, namespace: "chaos", waitUntil: (work) => ctx.waitUntil(work) },
+      { redis, ttlMs: s.ttlMs, namespace: "chaos", failOpen: false, waitUntil: (work) => ctx.waitUntil(work) },
       swr({ staleMs: s.staleMs }),
       xfetch(),
       coalesce(),
