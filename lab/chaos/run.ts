@@ -158,6 +158,8 @@ const [cfWorkers, [sentinel, sWorkers]] = await Promise.all([
 ]);
 // Last: their 1,600 gets/s would slow everything above down.
 const workers = await startWorkers(configs, collector);
+// The Worker's requests begin now: sent while the workers' processes were loading, they timed the machine.
+cfWorkers?.broadcast("start");
 function sentinelWorker({ group }: ChaosSentinel): WorkerConfig {
   return { ...configs[0]!, rate: settings.sentinelRate, sentinel: { urls: group.sentinelUrls, name: group.name } };
 }

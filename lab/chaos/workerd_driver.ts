@@ -9,7 +9,8 @@
  * workers' proxy takes, so it lives through every fault.
  *
  * It speaks the workers' protocol (`protocol.ts`): a window a line, hangs,
- * `ready` once workerd answers. On stdin, `quiesce` stops the requests and
+ * `ready` once workerd answers. On stdin, `start` starts the requests (the
+ * parent sends it once every population is up), `quiesce` stops them and
  * answers `done` once they settled (the parent then counts the Worker's
  * connections left on the server, before workerd goes), `stop` stops
  * workerd and exits. A get served a lower version of its key than a request
@@ -134,7 +135,7 @@ function count(w: Window, error: unknown): void {
 }
 
 const next = zipf(settings.keys, settings.zipfS);
-const startedAt = performance.now();
+let startedAt = 0;
 let issued = 0;
 /**
  * Open loop, but not without bound: one workerd process runs every request on one thread, and on a starved machine
@@ -143,7 +144,14 @@ let issued = 0;
  */
 const maxInFlight = 4 * config.rate;
 let skipping: { from: number; skipped: number } | undefined;
-let pace: ReturnType<typeof setInterval> | undefined = setInterval(() => {
+let pace: ReturnType<typeof setInterval> | undefined;
+/** The requests begin on `start`, when every population is up: not while the workers' processes are still loading. */
+function start(): void {
+  if (pace !== undefined || stopping) return;
+  startedAt = performance.now();
+  pace = setInterval(tick, 5);
+}
+function tick(): void {
   const due = Math.floor(((performance.now() - startedAt) * config.rate) / 1000);
   issued = Math.max(issued, due - config.rate);
   while (issued < due) {
@@ -164,7 +172,7 @@ let pace: ReturnType<typeof setInterval> | undefined = setInterval(() => {
     }
     request(`k${next()}`);
   }
-}, 5);
+}
 
 function flush(all: boolean): void {
   const now = Date.now();
@@ -208,7 +216,8 @@ async function stop(): Promise<void> {
 }
 
 createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line === "quiesce") void quiesce();
+  if (line === "start") start();
+  else if (line === "quiesce") void quiesce();
   else if (line === "stop") void stop();
 });
 process.stdin.on("end", () => void stop());
