@@ -20,10 +20,14 @@ export interface PhaseCalls {
   byKey: Map<string, number>;
 }
 
-/** Split the origin's log over phases (epoch ms, ascending; a fault lasts from `start` to `faultEnd`). */
+/**
+ * Split the origin's log over phases (epoch ms, ascending; a fault lasts from `start` to `faultEnd`), counting the
+ * keys `counted` accepts (all by default: the sentinel worker's keys are counted apart from the workers').
+ */
 export async function callsPerPhase(
   counter: RedisLike,
   times: { start: number; faultEnd: number }[],
+  counted: (key: string) => boolean = () => true,
 ): Promise<PhaseCalls[]> {
   const starts = times.map((t) => t.start);
   const log = (await counter.send(["LRANGE", LOG_KEY, 0, -1])) as string[];
@@ -34,6 +38,7 @@ export async function callsPerPhase(
   const phases = starts.map(() => ({ calls: 0, faultRate: 0, excess: 0, byKey: new Map<string, number>() }));
   const previous = new Map<string, number>();
   for (const { key, at } of calls) {
+    if (!counted(key)) continue;
     let p = -1;
     while (p + 1 < starts.length && starts[p + 1]! <= at) p++;
     const phase = phases[p];

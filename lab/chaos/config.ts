@@ -13,8 +13,13 @@ import process from "node:process";
 export interface WorkerConfig {
   /** Worker number (0-based), also its connection name `chaos-w<id>`. */
   id: number;
-  /** The cache server, through the fault proxy. */
+  /** The cache server, through the fault proxy (unused when `sentinel` is set). */
   cacheUrl: string;
+  /**
+   * Reach the cache through these sentinels with `connectSentinel` instead
+   * (the sentinel worker: its own Sentinel-managed servers, never behind the proxy).
+   */
+  sentinel?: { urls: readonly string[]; name: string };
   /** The separate server that counts origin calls (never faulted). */
   counterUrl: string;
   /** `Date.now()` at which window 0 starts; shared by all processes on this machine. */
@@ -34,6 +39,12 @@ const base = {
   keys: 200,
   /** Zipf exponent: key i is requested with weight 1 / (i + 1)^s. */
   zipfS: 1,
+  /** Keys of the sentinel worker are `s<n>` (the proxy workers' `k<n>`): its cache is another Redis, its origin calls are its own. */
+  sentinelKeyPrefix: "s",
+  /** Gets per second of the sentinel worker: half a worker's, enough to refresh keys across the switch on 2 cores. */
+  sentinelRate: 200,
+  /** Requests per second the parent's driver sends the workerd client (a Worker under workerd). */
+  workerdRate: 20,
   /** Filler in each ordinary value, so that maxmemory has something to evict. */
   valueBytes: 2048,
   /** The 1 MB value, read `bigBurst` times at once by every worker in its fault. */

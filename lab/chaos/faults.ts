@@ -16,6 +16,7 @@ import { RAW_BIG_KEY } from "./drain_probe.ts";
 import { bigDemand, describeRun, hugeDemand, type LoadPlan, type LoadRun, loadRun, rate } from "./load.ts";
 import { info, workerClients } from "./probe.ts";
 import type { Workers } from "./workers.ts";
+import type { ChaosSentinel } from "./sentinel.ts";
 import type { FaultProxy } from "./proxy.ts";
 
 /** What a fault may act on. */
@@ -31,6 +32,10 @@ export interface FaultContext {
   plan: LoadPlan;
   /** Where a load fault records what it moved, for the verdict. */
   loads: LoadRun[];
+  /** The sentinel worker's group, started only when the Sentinel failover is scheduled. */
+  sentinel: ChaosSentinel | undefined;
+  /** The run's t0 (epoch ms): notes give times as ms since it, as the workers' notes do. */
+  t0: number;
 }
 
 export interface Fault {
@@ -59,6 +64,8 @@ async function settleLoad(name: string, ctx: FaultContext): Promise<LoadRun> {
 }
 
 const BIG = "1 MB value burst";
+/** The one fault that acts on the sentinel worker's group, not on the cache server or the proxy. */
+export const SENTINEL_FAILOVER = "Sentinel failover";
 const HUGE = `64 MB value, lease ${settings.hugeLeaseMs} ms`;
 
 /** The schedule, each fault lasting `faultMs`. */
@@ -240,6 +247,41 @@ export function buildFaults(faultMs: number): Fault[] {
         } of the drain); ${
           stored > 0 ? `stored in Redis afterwards (${mb(stored)})` : "not stored in Redis afterwards"
         }; as run: ${describeRun(run)}`;
+      },
+    },
+    {
+      // Not a fixed length: it is over when every sentinel names the new master, and that master says so.
+      name: SENTINEL_FAILOVER,
+      async run({ sentinel, t0 }) {
+        if (sentinel === undefined) throw new Error("no Sentinel group was started");
+        const { group } = sentinel;
+        const started = Date.now();
+        const old = await group.master();
+        // When a replica first says master: from then on, what the old master still accepts is lost.
+        let promoted: string | undefined;
+        let done = false;
+        const watch = (async () => {
+          while (!done && promoted === undefined) {
+            for (const node of group.nodes) {
+              if (node.port === old.port || promoted !== undefined) continue;
+              if ((await sentinel.role(node.port).catch(() => "")) === "master") promoted = `t0+${Date.now() - t0} ms`;
+            }
+            await sleep(50);
+          }
+        })();
+        const { from, to } = await group.failover().finally(() => done = true);
+        await watch;
+        const agreed = Date.now();
+        // Before the sentinels demote the old master (and it resyncs): what it holds that the new one does not.
+        const oldRole = await sentinel.role(from.port);
+        const lost = await sentinel.lostKeys(from.port, to.port);
+        const shown = lost.slice(0, 5).map((l) => `${l.key} ${l.from} vs ${l.to ?? "none"}`).join(", ");
+        return `SENTINEL FAILOVER ${group.name} sent at t0+${started - t0} ms, answered OK; ${to.port} said master at ${
+          promoted ?? "(not seen before the sentinels agreed)"
+        }; every sentinel named it at t0+${agreed - t0} ms (${from.port} before); then the old master (${oldRole}) ` +
+          `would serve a newer version than the new master for ${lost.length} of the sentinel worker's keys${
+            lost.length > 0 ? ` (${shown}${lost.length > 5 ? ", …" : ""})` : ""
+          }`;
       },
     },
   ];

@@ -73,3 +73,8 @@ export function rises(before: Record<string, number>, after: Record<string, numb
     .filter(([, d]) => d > 0)
     .map(([name, d]) => `${d.toLocaleString("en-US")} ${name}`);
 }
+
+/** Connections on the server named `name` (the workerd client's Worker names each of its own `chaos-cf`). */
+export async function namedClients(admin: RedisLike, name: string): Promise<number> {
+  return (await clientList(admin)).filter((c) => c.name === name).length;
+}

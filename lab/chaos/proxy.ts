@@ -120,3 +120,23 @@ export function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     });
   });
 }
+
+/**
+ * One set of controls over several proxies: every delay, stall and drop acts on all of them, while `url` and
+ * `connections` are the first's. The workerd client has its own proxy, so that the workers' connection count (what
+ * the leak check compares) stays theirs, yet it lives through the same network faults.
+ */
+export function fanOut(first: FaultProxy, ...others: FaultProxy[]): FaultProxy {
+  const all = [first, ...others];
+  return {
+    url: first.url,
+    get connections() {
+      return first.connections;
+    },
+    delay: (ms) => all.forEach((p) => p.delay(ms)),
+    stall: () => all.forEach((p) => p.stall()),
+    resume: () => all.forEach((p) => p.resume()),
+    drop: () => all.forEach((p) => p.drop()),
+    close: async () => void await Promise.all(all.map((p) => p.close())),
+  };
+}

@@ -56,15 +56,16 @@ const COLUMNS: { title: string; cell: (r: Row) => string }[] = [
   },
 ];
 
-/** The table, then one line per note. */
-export function formatTable(rows: Row[], notes: string[]): string {
-  const cells = rows.map((r) => COLUMNS.map((c) => c.cell(r)));
-  const widths = COLUMNS.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
-  const left = (i: number) => i === 0 || i === 2;
+/** The table without the columns titled in `omit`, then one line per note. */
+export function formatTable(rows: Row[], notes: string[], omit: readonly string[] = []): string {
+  const columns = COLUMNS.filter((c) => !omit.includes(c.title));
+  const cells = rows.map((r) => columns.map((c) => c.cell(r)));
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i]!.length)));
+  const left = (i: number) => columns[i]!.title === "phase" || columns[i]!.title === "errors by class";
   const pad = (text: string, i: number) => (left(i) ? text.padEnd(widths[i]!) : text.padStart(widths[i]!));
   const line = (texts: string[]) => `| ${texts.map(pad).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (left(i) ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
-  const out = [line(COLUMNS.map((c) => c.title)), rule, ...cells.map(line)];
+  const out = [line(columns.map((c) => c.title)), rule, ...cells.map(line)];
   if (notes.length > 0) out.push("", ...notes.map((note) => `- ${note}`));
   return out.join("\n");
 }

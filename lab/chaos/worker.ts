@@ -18,7 +18,18 @@
  */
 import process from "node:process";
 import { createInterface } from "node:readline";
-import { coalesce, connect, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
+import {
+  coalesce,
+  connect,
+  connectSentinel,
+  jitter,
+  lease,
+  limit,
+  pipeline,
+  type RedisLike,
+  swr,
+  xfetch,
+} from "../../mod.ts";
 import { settings, type WorkerConfig } from "./config.ts";
 import { originLoader, type Value } from "./origin.ts";
 import { measureDrain, RAW_BIG_KEY, replyBytes } from "./drain_probe.ts";
@@ -28,8 +39,24 @@ import { zipf } from "./zipf.ts";
 const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerConfig;
 const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);
 const windowOf = (epochMs: number) => Math.floor((epochMs - config.t0) / settings.windowMs);
+/** A time in notes: ms since the run's t0, as the parent's fault notes give it. */
+const at = (epochMs = Date.now()) => `t0+${epochMs - config.t0} ms`;
 
-const redis = await connect({ url: config.cacheUrl, resp: 3, name: `chaos-w${config.id}` });
+// The sentinel worker's data connection has no name: connectSentinel's `name` is the master group's.
+const redis: RedisLike & { close(): Promise<void>; readonly master?: string } = config.sentinel === undefined
+  ? await connect({ url: config.cacheUrl, resp: 3, name: `chaos-w${config.id}` })
+  : await connectSentinel({
+    sentinels: config.sentinel.urls,
+    name: config.sentinel.name,
+    resp: 3,
+    onEvent: (event) => {
+      if (event.type === "failover") {
+        send({ t: "note", text: `client's failover event at ${at()}: ${event.from} → ${event.to}` });
+      }
+    },
+  });
+/** Where a get was served: the master, for the sentinel worker (a value going backwards names both). */
+const server = () => redis.master ?? config.cacheUrl;
 const counter = await connect({ url: config.counterUrl, name: `chaos-origin-w${config.id}` });
 /** The full pipeline, every strategy in the README's order. */
 function fullPipeline(namespace: string, leaseMs: number) {
@@ -57,9 +84,9 @@ function win(i: number): Window {
 }
 
 const loaders = new Map<string, () => Promise<Value>>();
-/** The highest version a settled get of each key returned, and when it settled. */
-const seen = new Map<string, { value: Value; settledAt: number }>();
-/** Values going backwards are told in notes, the first few of each worker. */
+/** The highest version a settled get of each key returned, when it settled, and from which server. */
+const seen = new Map<string, { value: Value; settledAt: number; from: string }>();
+/** Values going backwards are told in notes, the first few of each worker, to find out how. */
 let backwardsTold = 0;
 const pending = new Set<{ startedAt: number; hung: boolean }>();
 
@@ -78,9 +105,9 @@ function get(key: string, through = cache): Promise<string> {
       if (value.k !== key) w.wrong++;
       if (floor !== undefined && value.v < floor.value.v) {
         w.backwards++;
-        if (backwardsTold++ < 3) tellBackwards(key, value, floor, call.startedAt);
+        if (backwardsTold++ < 5) tellBackwards(key, value, floor, call.startedAt);
       }
-      if (value.v > (seen.get(key)?.value.v ?? 0)) seen.set(key, { value, settledAt: Date.now() });
+      if (value.v > (seen.get(key)?.value.v ?? 0)) seen.set(key, { value, settledAt: Date.now(), from: server() });
       return `version ${value.v}`;
     },
     (error: unknown) => {
@@ -101,17 +128,22 @@ function get(key: string, through = cache): Promise<string> {
 }
 
 /** Enough to tell which path served it: who loaded each version, when, and when this get began and ended. */
-function tellBackwards(key: string, got: Value, floor: { value: Value; settledAt: number }, startedAt: number): void {
-  const t = (ms: number) => `${((ms - config.t0) / 1000).toFixed(3)} s`;
+function tellBackwards(
+  key: string,
+  got: Value,
+  floor: { value: Value; settledAt: number; from: string },
+  startedAt: number,
+): void {
   send({
     t: "note",
-    text: `worker ${config.id}: ${key} version ${got.v} (origin call by worker ${got.w} at ${
-      t(got.at)
-    }) in a get from ${t(startedAt)} to ${
-      t(Date.now())
-    }, after version ${floor.value.v} (origin call by worker ${floor.value.w} at ${t(floor.value.at)}, served here at ${
-      t(floor.settledAt)
-    })`,
+    text:
+      `backwards in worker ${config.id}: ${key} version ${got.v} from ${server()} (origin call by worker ${got.w} at ${
+        at(got.at)
+      }) in a get from ${
+        at(startedAt)
+      } to ${at()}, after version ${floor.value.v} from ${floor.from} (origin call by worker ${floor.value.w} at ${
+        at(floor.value.at)
+      }, served here at ${at(floor.settledAt)})`,
   });
 }
 
@@ -125,7 +157,7 @@ const pace = setInterval(() => {
   issued = Math.max(issued, due - config.rate);
   while (issued < due) {
     issued++;
-    void get(`k${next()}`);
+    void get(`${config.sentinel === undefined ? "k" : settings.sentinelKeyPrefix}${next()}`);
   }
 }, 5);
 

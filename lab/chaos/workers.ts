@@ -9,11 +9,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { settings, type WorkerConfig } from "./config.ts";
+import { settings } from "./config.ts";
 import type { Collector } from "./metrics.ts";
 import type { Report } from "./protocol.ts";
 
-const script = fileURLToPath(new URL("./worker.ts", import.meta.url));
+const workerScript = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 export interface Workers {
   broadcast(line: string): void;
@@ -28,8 +28,15 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-/** Spawn `configs.length` workers (with this process's runtime flags, e.g. `--import tsx`) and wait until each is ready. */
-export async function startWorkers(configs: WorkerConfig[], collector: Collector): Promise<Workers> {
+/**
+ * Spawn `configs.length` workers (each given its config as JSON in argv, with this process's runtime flags, e.g.
+ * `--import tsx`) and wait until each is ready. `script` is `worker.ts` unless another speaking the same protocol is named (`workerd_driver.ts`).
+ */
+export async function startWorkers(
+  configs: readonly { id: number }[],
+  collector: Collector,
+  script = workerScript,
+): Promise<Workers> {
   const failed: string[] = [];
   let stopping = false;
   const children: { child: ChildProcess; exited: Promise<void> }[] = [];

@@ -31,4 +31,19 @@ Calls("callsPerPhase() counts a call sooner than minGapMs after the previous one
   assert.is(phases[1]!.faultRate, 1.5);
 });
 
+Calls(
+  "callsPerPhase() counts only the keys it is told to (the sentinel worker's apart from the workers')",
+  async () => {
+    await db.redis.send(["DEL", LOG_KEY]);
+    await db.redis.send(["RPUSH", LOG_KEY, "k1 1000", "s1 1000", "s1 1010", "k1 1020"]);
+    const times = [{ start: 0, faultEnd: 2000 }];
+    const sentinel = (key: string) => key.startsWith("s");
+    assert.equal((await callsPerPhase(db.redis, times, (key) => !sentinel(key))).map((p) => [p.calls, p.excess]), [[
+      2,
+      1,
+    ]]);
+    assert.equal((await callsPerPhase(db.redis, times, sentinel)).map((p) => [p.calls, p.excess]), [[2, 1]]);
+  },
+);
+
 Calls.run();

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../../mod.ts";
-import { type FaultProxy, startFaultProxy } from "../../../lab/chaos/proxy.ts";
+import { fanOut, type FaultProxy, startFaultProxy } from "../../../lab/chaos/proxy.ts";
 import { until } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 
@@ -50,6 +50,31 @@ Proxy("startFaultProxy() drop() cuts every connection, and a new one passes agai
   // The client reconnects by itself, through the proxy.
   assert.is(await client.send(["PING"]), "PONG");
   assert.is(proxy.connections, 1);
+});
+
+Proxy("fanOut() stalls and drops through every proxy and counts the first one's connections only", async () => {
+  const other = await startFaultProxy(db.server.port);
+  try {
+    const both = fanOut(proxy, other);
+    const second = await db.client({ url: other.url });
+    assert.is(await client.send(["PING"]), "PONG");
+    assert.is(await second.send(["PING"]), "PONG");
+    assert.is(both.url, proxy.url);
+    assert.is(both.connections, 1);
+    both.stall();
+    let answered = false;
+    const held = second.send(["ECHO", "held"]).then((r) => (answered = true, r));
+    // Replies are held by the stall, not by a slow turn: the echo stays unanswered until resume().
+    await turn();
+    await turn();
+    assert.is(answered, false);
+    both.resume();
+    assert.is(await held, "held");
+    both.drop();
+    await until(() => proxy.connections === 0 && other.connections === 0);
+  } finally {
+    await other.close();
+  }
 });
 
 Proxy.run();
