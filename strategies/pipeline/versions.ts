@@ -199,22 +199,38 @@ export class Versions implements TrackingConsumer {
     if (value === null) {
       const created = c.redis.send(["SET", key, token(), "NX"], options);
       const read = c.redis.send(["GET", key], options);
-      try {
-        value = (await Promise.all([created, read]))[1];
-      } catch (error) {
+      const [set, got] = await Promise.allSettled([created, read]);
+      if (got.status === "rejected") {
+        c.tracker.end(marker);
+        throw got.reason;
+      }
+      value = got.value;
+      if (set.status === "rejected") {
         // Redis refuses writes (OOM) and the token key is gone (evicted):
         // a token of our own, stored nowhere, matches no entry, so reads
-        // miss and loads are served uncached, as the cache fails open.
-        c.tracker.end(marker);
-        if (c.servesThrough?.(error) === true) return token();
-        throw error;
+        // miss and loads are served uncached, as the cache fails open. But
+        // when another process created the key between our two reads, its
+        // token is the current one: a value stamped with one of our own
+        // would look invalidated once that token is known here, and a
+        // value this process served (kept unstored) would give way to an
+        // older one stored under it (the chaos run's OOM row).
+        if (c.servesThrough?.(set.reason) !== true) {
+          c.tracker.end(marker);
+          throw set.reason;
+        }
+        if (value === null) {
+          c.tracker.end(marker);
+          return token();
+        }
       }
       // Our own SET invalidates the key we just read: the marker is dead and
       // the token is read again next time, which costs one round trip once.
       // A missing token was evicted (or never written): caches that hear
       // messages instead of tracking still hold the old one in memory, and
       // would judge every entry stamped with the new one a miss.
-      if (c.channel !== undefined) await c.redis.send(["PUBLISH", c.channel, key], options);
+      if (c.channel !== undefined && set.status === "fulfilled") {
+        await c.redis.send(["PUBLISH", c.channel, key], options);
+      }
     }
     if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
     if (c.tracker.end(marker)) this.#known.set(key, value);

@@ -10,6 +10,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
+import type { Arg, SendOptions } from "../../resp/types.ts";
 import { RedisReplyError } from "../../resp/errors.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
@@ -142,6 +143,60 @@ test("OOM under failOpen: two loads of one key here ending out of order: the old
     assert.is(o.calls, 3);
   } finally {
     await close();
+  }
+});
+
+test("OOM under failOpen: an epoch another process created just before writes were refused is the one this process stamps with", async ({ admin }) => {
+  const o = versions();
+  const namespace = db.ns();
+  const epochKey = `${namespace}:epoch`;
+  // This process' client, except that from its SET NX of the epoch on, its
+  // commands on the epoch key wait (in order) for a gate: the other process
+  // creates the epoch between this one's GET and its SET NX (and the GET
+  // beside it), while this one's lease and load go on.
+  let gate: Promise<void> | undefined;
+  let held: Promise<void> | undefined;
+  let reached: () => void = () => {};
+  const atSet = new Promise<void>((r) => (reached = r));
+  const redis = new Proxy(db.redis, {
+    get(target, prop) {
+      if (prop === "send") {
+        return (args: readonly Arg[], options?: SendOptions) => {
+          if (gate !== undefined && args[0] === "SET" && args[1] === epochKey && args.includes("NX")) {
+            held = gate;
+            gate = undefined;
+            reached();
+          }
+          return held === undefined || args[1] !== epochKey
+            ? target.send(args, options)
+            : held.then(() => target.send(args, options));
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const opened = deferred();
+  gate = opened.promise.then(() => {});
+  const here = pipeline({ redis, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
+  const there = pipeline({ redis: db.other, ttlMs: 60_000, namespace });
+  try {
+    const first = here.get("k", o.load);
+    await atSet;
+    // The other process creates the epoch and stores v1 under it; then writes are refused.
+    assert.is(await there.get("k", o.load), "v1");
+    await refuseWrites(admin);
+    opened.resolve(undefined);
+    // Here the SET NX is refused, but the GET beside it read the other process' epoch: v2 is loaded under it,
+    // served uncached and kept.
+    assert.is(await first, "v2");
+    assert.is(here.stats().degraded, 1);
+    // v1 is stored under the same epoch and is older: v2 goes on being served here.
+    assert.is(await here.get("k", o.load), "v2");
+    assert.is(await here.get("k", o.load), "v2");
+    assert.is(o.calls, 2);
+  } finally {
+    await Promise.all([here.close(), there.close()]);
   }
 });
 
