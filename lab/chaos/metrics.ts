@@ -20,6 +20,8 @@ export interface PhaseSummary {
   max: number;
   hangs: number;
   backwards: number;
+  /** Lower versions after a master switch, from writes the old master took (see the protocol's `lost`). */
+  lost: number;
   wrong: number;
   /** Publishes rejected as late (`stats().lateRejected`), all workers. */
   late: number;
@@ -71,7 +73,7 @@ export class Collector {
     const errors: Record<string, number> = {};
     const messages: Record<string, number> = {};
     const latencies: number[] = [];
-    let gets = 0, hangs = 0, backwards = 0, wrong = 0, late = 0, shed = 0, rssBefore = 0, rssAfter = 0;
+    let gets = 0, hangs = 0, backwards = 0, lost = 0, wrong = 0, late = 0, shed = 0, rssBefore = 0, rssAfter = 0;
     let recoverMs: number | undefined = 0;
     const threshold = Math.max(2 * baselineRate, settings.recoveredErrorRate);
     for (const w of this.#workers) {
@@ -80,6 +82,7 @@ export class Collector {
         if (win === undefined) continue;
         gets += win.gets;
         backwards += win.backwards;
+        lost += win.lost ?? 0;
         wrong += win.wrong;
         for (const l of win.latencies) latencies.push(l);
         for (const [k, n] of Object.entries(win.errors)) errors[k] = (errors[k] ?? 0) + n;
@@ -112,6 +115,7 @@ export class Collector {
       max: latencies[latencies.length - 1] ?? 0,
       hangs,
       backwards,
+      lost,
       wrong,
       late,
       shed,

@@ -20,6 +20,13 @@ export interface Window {
   latencies: number[];
   /** Gets served a lower version than a get of the same key that settled before they started. */
   backwards: number;
+  /**
+   * Of those, gets whose newer version had been served by another master
+   * (the sentinel worker, across a failover): a write the old master took
+   * that never reached the new one, async replication's documented loss,
+   * counted apart and not in `backwards`.
+   */
+  lost?: number;
   /** Gets served another key's value. */
   wrong: number;
   /** Process RSS in bytes, and the caches' `lateRejected` and `shed` counters, when the window was sent. */

@@ -41,7 +41,10 @@ const COLUMNS: { title: string; cell: (r: Row) => string }[] = [
   { title: "shed", cell: (r) => n(r.summary.shed) },
   { title: "late pub.", cell: (r) => n(r.summary.late) },
   { title: "hangs", cell: (r) => n(r.summary.hangs) },
-  { title: "backwards", cell: (r) => n(r.summary.backwards) },
+  {
+    title: "backwards",
+    cell: (r) => `${n(r.summary.backwards)}${r.summary.lost > 0 ? ` (+${n(r.summary.lost)} lost)` : ""}`,
+  },
   {
     title: "recover ms",
     cell: (r) => (!r.fault ? "-" : r.summary.recoverMs === undefined ? "NEVER" : n(r.summary.recoverMs)),

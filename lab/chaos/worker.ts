@@ -104,7 +104,10 @@ function get(key: string, through = cache): Promise<string> {
       const w = win(windowOf(Date.now()));
       if (value.k !== key) w.wrong++;
       if (floor !== undefined && value.v < floor.value.v) {
-        w.backwards++;
+        // Served by another master than the newer one: the old master took that write after the promotion, and the
+        // new one never had it (the README's "Redis Sentinel"). Counted apart; the same master going back is a bug.
+        if (floor.from !== server()) w.lost = (w.lost ?? 0) + 1;
+        else w.backwards++;
         if (backwardsTold++ < 5) tellBackwards(key, value, floor, call.startedAt);
       }
       if (value.v > (seen.get(key)?.value.v ?? 0)) seen.set(key, { value, settledAt: Date.now(), from: server() });

@@ -49,12 +49,12 @@ Metrics("Collector says a worker never recovered when it settles nothing or keep
 Metrics("Collector counts hangs, values going backwards and the counters' rise over a phase", () => {
   const c = new Collector(1);
   c.add(0, win(0, 10, 0, { late: 1, shed: 2, rss: 100 }));
-  c.add(0, win(4, 10, 0, { backwards: 2, wrong: 1, late: 4, shed: 2, rss: 300 }));
+  c.add(0, win(4, 10, 0, { backwards: 2, lost: 3, wrong: 1, late: 4, shed: 2, rss: 300 }));
   c.add(0, { t: "hang", i: 4 });
   c.add(0, { t: "hang", i: 9 });
   c.add(0, { t: "hang", i: 9, what: "cache.close()" });
   const s = c.summarise(1, 8, 1, 0);
-  assert.equal([s.backwards, s.wrong, s.late, s.shed, s.hangs], [2, 1, 3, 0, 1]);
+  assert.equal([s.backwards, s.lost, s.wrong, s.late, s.shed, s.hangs], [2, 3, 1, 3, 0, 1]);
   assert.equal([s.rssBefore, s.rssAfter], [100, 300]);
   assert.is(c.hangs, 2);
   assert.equal(c.closeHangs, ["worker 0: cache.close()"]);

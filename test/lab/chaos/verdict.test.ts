@@ -20,6 +20,7 @@ function row(name: string, summary: Partial<PhaseSummary> = {}, workersAfter = 4
       max: 3,
       hangs: 0,
       backwards: 0,
+      lost: 0,
       wrong: 0,
       late: 0,
       shed: 0,
