@@ -33,12 +33,12 @@ import {
 import { settings, type WorkerConfig } from "./config.ts";
 import { originLoader, type Value } from "./origin.ts";
 import { measureDrain, RAW_BIG_KEY, replyBytes } from "./drain_probe.ts";
-import { errorClass, errorMessage, type Report, type Window } from "./protocol.ts";
+import { errorClass, errorMessage, type Report } from "./protocol.ts";
+import { Windows } from "./windows.ts";
 import { zipf } from "./zipf.ts";
 
 const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerConfig;
 const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);
-const windowOf = (epochMs: number) => Math.floor((epochMs - config.t0) / settings.windowMs);
 /** A time in notes: ms since the run's t0, as the parent's fault notes give it. */
 const at = (epochMs = Date.now()) => `t0+${epochMs - config.t0} ms`;
 
@@ -74,21 +74,14 @@ const cache = fullPipeline("chaos", settings.leaseMs);
 // Issue 12 item 4: a value so large that writing it outlasts its lease.
 const hugeCache = fullPipeline("chaos-huge", settings.hugeLeaseMs);
 
-const windows = new Map<number, Window>();
-function win(i: number): Window {
-  let w = windows.get(i);
-  if (w === undefined) {
-    windows.set(i, w = { t: "win", i, gets: 0, errors: {}, messages: {}, latencies: [], backwards: 0, wrong: 0 });
-  }
-  return w;
-}
+const windows = new Windows(config.t0, send);
 
 const loaders = new Map<string, () => Promise<Value>>();
 /** The highest version a settled get of each key returned, when it settled, and from which server. */
 const seen = new Map<string, { value: Value; settledAt: number; from: string }>();
 /** Values going backwards are told in notes, the first few of each worker, to find out how. */
 let backwardsTold = 0;
-const pending = new Set<{ startedAt: number; hung: boolean }>();
+const pending = windows.pending;
 
 /** One get, recorded in its window; resolves what it got (`version <n>`) or the error's class. */
 function get(key: string, through = cache): Promise<string> {
@@ -101,7 +94,7 @@ function get(key: string, through = cache): Promise<string> {
   pending.add(call);
   return through.get(["chaos", key], load, { timeoutMs: settings.getTimeoutMs }).then(
     (value) => {
-      const w = win(windowOf(Date.now()));
+      const w = windows.now();
       if (value.k !== key) w.wrong++;
       if (floor !== undefined && value.v < floor.value.v) {
         // Served by another master than the newer one: the old master took that write after the promotion, and the
@@ -116,14 +109,14 @@ function get(key: string, through = cache): Promise<string> {
     (error: unknown) => {
       const label = errorClass(error);
       const message = errorMessage(error);
-      const w = win(windowOf(Date.now()));
+      const w = windows.now();
       w.errors[label] = (w.errors[label] ?? 0) + 1;
       w.messages[message] = (w.messages[message] ?? 0) + 1;
       return label;
     },
   ).finally(() => {
     pending.delete(call);
-    const w = win(windowOf(Date.now()));
+    const w = windows.now();
     w.gets++;
     w.latencies.push(Math.round((performance.now() - started) * 100) / 100);
     // A call reported as a hang that settles after all is still a hang: it kept its caller far too long.
@@ -165,22 +158,10 @@ const pace = setInterval(() => {
 }, 5);
 
 function flush(all: boolean): void {
-  const now = Date.now();
-  for (const call of pending) {
-    if (!call.hung && (all || now - call.startedAt > settings.hangMs)) {
-      call.hung = true;
-      send({ t: "hang", i: windowOf(call.startedAt) });
-    }
-  }
-  const current = windowOf(now);
   const rss = process.memoryUsage().rss;
   const late = cache.stats().lateRejected + hugeCache.stats().lateRejected;
   const shed = cache.stats().shed + hugeCache.stats().shed;
-  for (const [i, w] of [...windows].sort((a, b) => a[0] - b[0])) {
-    if (!all && i >= current) continue;
-    windows.delete(i);
-    send({ ...w, rss, late, shed });
-  }
+  windows.flush(all, { rss, late, shed });
 }
 const reporter = setInterval(() => flush(false), settings.windowMs);
 
@@ -258,10 +239,10 @@ async function stop(): Promise<void> {
   // Whatever is still pending has had the whole bound since the last get started: each is a hang.
   flush(true);
   if (!(await within(Promise.all([cache.close(), hugeCache.close()])))) {
-    send({ t: "hang", i: windowOf(Date.now()), what: "cache.close()" });
+    send({ t: "hang", i: windows.indexOf(Date.now()), what: "cache.close()" });
   }
   if (!(await within(Promise.all([redis.close(), counter.close()])))) {
-    send({ t: "hang", i: windowOf(Date.now()), what: "client close()" });
+    send({ t: "hang", i: windows.indexOf(Date.now()), what: "client close()" });
   }
   clearInterval(reporter);
   flush(true);

@@ -25,6 +25,7 @@ import process from "node:process";
 import { createInterface } from "node:readline";
 import { settings } from "./config.ts";
 import { errorClass, errorMessage, type Report, type Window } from "./protocol.ts";
+import { Windows } from "./windows.ts";
 import { zipf } from "./zipf.ts";
 import { startWorkerd, type Workerd } from "../../test/workerd/_workerd.ts";
 
@@ -43,7 +44,6 @@ export interface WorkerdClientConfig {
 
 const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerdClientConfig;
 const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);
-const windowOf = (epochMs: number) => Math.floor((epochMs - config.t0) / settings.windowMs);
 
 let workerd: Workerd;
 try {
@@ -73,17 +73,10 @@ try {
   process.exit(1);
 }
 
-const windows = new Map<number, Window>();
-function win(i: number): Window {
-  let w = windows.get(i);
-  if (w === undefined) {
-    windows.set(i, w = { t: "win", i, gets: 0, errors: {}, messages: {}, latencies: [], backwards: 0, wrong: 0 });
-  }
-  return w;
-}
+const windows = new Windows<{ readonly startedAt: number; hung: boolean; done: Promise<void> }>(config.t0, send);
 
 const seen = new Map<string, { v: number; at: number }>();
-const pending = new Set<{ startedAt: number; hung: boolean; done: Promise<void> }>();
+const pending = windows.pending;
 let told = 0;
 
 /** One request to the Worker, recorded in the window it settles in. */
@@ -94,7 +87,7 @@ function request(key: string): void {
   pending.add(call);
   call.done = workerd.fetch(`/get?key=${key}`).then(
     ({ status, body }) => {
-      const w = win(windowOf(Date.now()));
+      const w = windows.now();
       if (status === 200 && typeof body?.v === "number") {
         if (body.k !== key) w.wrong++;
         if (floor !== undefined && body.v < floor.v) {
@@ -118,10 +111,10 @@ function request(key: string): void {
         : Object.assign(new Error(e.message), { name: e.name ?? "Error", code: e.code });
       count(w, error);
     },
-    (error: unknown) => count(win(windowOf(Date.now())), error),
+    (error: unknown) => count(windows.now(), error),
   ).finally(() => {
     pending.delete(call);
-    const w = win(windowOf(Date.now()));
+    const w = windows.now();
     w.gets++;
     w.latencies.push(Math.round((performance.now() - started) * 100) / 100);
   });
@@ -175,19 +168,7 @@ function tick(): void {
 }
 
 function flush(all: boolean): void {
-  const now = Date.now();
-  for (const call of pending) {
-    if (!call.hung && (all || now - call.startedAt > settings.hangMs)) {
-      call.hung = true;
-      send({ t: "hang", i: windowOf(call.startedAt) });
-    }
-  }
-  const current = windowOf(now);
-  for (const [i, w] of [...windows].sort((a, b) => a[0] - b[0])) {
-    if (!all && i >= current) continue;
-    windows.delete(i);
-    send(w);
-  }
+  windows.flush(all);
 }
 const reporter = setInterval(() => flush(false), settings.windowMs);
 
