@@ -92,7 +92,7 @@ export interface StoredEntry {
   readonly staleMs: number;
   /** The error window stored at publish time (served only when a reload fails). */
   readonly ifErrorMs: number;
-  /** How long the load that produced this entry took, in ms. */
+  /** How long the load that produced this entry took, in ms: from the origin call to the write on the server. */
   readonly loadMs: number;
   /** Unique per publication: a re-read with another `id` is a newer value. */
   readonly id: string;
@@ -127,7 +127,7 @@ export interface Entry {
   readonly staleMs: number;
   /** The error window stored at publish time (served only when a reload fails). */
   readonly ifErrorMs: number;
-  /** How long the load that produced this entry took, in ms. */
+  /** How long the load that produced this entry took, in ms: from the origin call to the write on the server. */
   readonly loadMs: number;
   /** Unique per publication: a re-read with another `id` is a newer value. */
   readonly id: string;

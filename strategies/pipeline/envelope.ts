@@ -13,7 +13,12 @@
  * zeros there and the publishing script overwrites them with the server's
  * `TIME` in the same atomic step, so a reader compares it with its estimate
  * of that server's clock and never with another machine's. The windows are
- * durations. `id` is unique per publication (a re-read tells a new value from
+ * durations. `loadMs` runs from the origin call to the publication on the
+ * server: the client writes the load's own duration, zero-padded to 7 digits
+ * so that the script can raise it in place to the time since the load began
+ * (the client's estimate of the server's clock then) when the write arrived
+ * late. `publishedAt - loadMs` is then when the load began, however long the
+ * write took to get there (see `unstored.ts`). Any width parses. `id` is unique per publication (a re-read tells a new value from
  * the one it saw); `epoch` is the namespace epoch and `tags` the
  * `name=version` pairs (names percent-encoded) the value was written under:
  * a value whose epoch or tag versions are no longer current is a miss. The
@@ -51,6 +56,9 @@ export type EnvelopeFields = Omit<Envelope, "publishedAt" | "payload">;
 
 /** Byte offset of the 13-digit `publishedAt` placeholder the publishing script overwrites. */
 export const PUBLISHED_AT_OFFSET = 6;
+/** Digits `loadMs` is padded to, so the publishing script can raise it in place. */
+export const LOAD_MS_DIGITS = 7;
+const LOAD_MS_PAD = "0".repeat(LOAD_MS_DIGITS);
 const PLACEHOLDER = "0000000000000";
 const NONE: readonly string[] = Object.freeze([]);
 const encoder = new TextEncoder();
@@ -70,7 +78,7 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
     `hl2;${
       fields.negative ? "n" : fields.compressed === true ? "z" : "v"
     };${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
-    `${fields.loadMs};${fields.id};${fields.epoch};${tags};`;
+    `${padded(fields.loadMs)};${fields.id};${fields.epoch};${tags};`;
   if (typeof payload === "string") return header + payload;
   if (!(payload instanceof Uint8Array)) {
     throw new TypeError(`the codec's encode must return a string or a Uint8Array, got ${typeof payload}`);
@@ -80,6 +88,21 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
   out.set(head, 0);
   out.set(payload, head.length);
   return out;
+}
+
+/**
+ * Byte offset of the `loadMs` field in the envelope of `fields`, or -1 when
+ * it is wider than {@linkcode LOAD_MS_DIGITS} (a load of hours: nothing to raise in place).
+ */
+export function loadMsOffset(fields: Pick<EnvelopeFields, "freshMs" | "staleMs" | "ifErrorMs" | "loadMs">): number {
+  if (fields.loadMs >= 10 ** LOAD_MS_DIGITS) return -1;
+  // The header is ASCII: its characters and bytes are at the same offsets.
+  return PUBLISHED_AT_OFFSET + 14 + `${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};`.length;
+}
+
+function padded(loadMs: number): string {
+  const digits = String(loadMs);
+  return digits.length >= LOAD_MS_DIGITS ? digits : LOAD_MS_PAD.slice(digits.length) + digits;
 }
 
 // Character codes of the header: "hl2;", "v" or "n", ";", digits.

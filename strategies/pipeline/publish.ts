@@ -25,7 +25,7 @@ import type {
   Strategy,
   WritePlan,
 } from "../types.ts";
-import { encodeEnvelope } from "./envelope.ts";
+import { encodeEnvelope, loadMsOffset } from "./envelope.ts";
 import type { Choice } from "./loader_context.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import type { Unstored } from "./unstored.ts";
@@ -51,8 +51,10 @@ export interface PublisherContext {
   readonly now: () => number;
   /** The pipeline's `label` option, to name an identity whose value the codec refused. */
   readonly label: ((identity: Identity) => string) | undefined;
-  /** Where a value served but not stored is kept, with this client's estimate of the server clock for a key. */
-  readonly unstored?: { readonly values: Unstored; serverNow(key: string): number | undefined };
+  /** Where a value served but not stored is kept. */
+  readonly unstored?: Unstored;
+  /** This client's estimate of the clock of the server that holds `key` (undefined until measured). */
+  serverNow?(key: string): number | undefined;
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
@@ -178,7 +180,7 @@ export class Publisher {
     const mode: PublishMode = guard === undefined ? "plain" : "guarded";
     let accepted: boolean;
     try {
-      accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs);
+      accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs, started);
     } catch (error) {
       if (!this.#c.degrade(key, error)) throw error;
       return this.#unstored(key, value, stored);
@@ -201,9 +203,11 @@ export class Publisher {
     options: { ttlMs: number; tags: readonly string[] },
     identity: Identity,
   ): Promise<void> {
+    // A set() is its own load: it began when it was called.
+    const started = this.#c.now();
     const stamp = await this.#c.versions.stamp(options.tags);
     const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp }, identity)!;
-    await this.#write(keys, stored, "force", undefined, this.#deadline(stored));
+    await this.#write(keys, stored, "force", undefined, this.#deadline(stored), started);
   }
 
   // Whether encoding `value` may take long enough to lose the lease: a
@@ -223,11 +227,11 @@ export class Publisher {
   // that long at most unless its lease is renewed.
   #unstored(key: string, value: unknown, stored: Stored): Outcome {
     const u = this.#c.unstored;
-    const publishedAt = u?.serverNow(key);
+    const publishedAt = this.#c.serverNow?.(key);
     if (u !== undefined && publishedAt !== undefined) {
       const entry = { ...stored.fields, value, publishedAt, size: stored.envelope.length };
       const now = this.#c.now();
-      u.values.keep(key, entry, now + 2 * stored.px, now);
+      u.keep(key, entry, now + 2 * stored.px, now);
     }
     return { from: "origin", value, published: false };
   }
@@ -237,8 +241,21 @@ export class Publisher {
     return bytes < LARGE ? this.#c.commandTimeoutMs : this.#c.commandTimeoutMs + Math.ceil(bytes / BYTES_PER_MS);
   }
 
-  #write(keys: Keys, stored: Stored, mode: PublishMode, guardToken: string | undefined, timeoutMs: number) {
+  #write(
+    keys: Keys,
+    stored: Stored,
+    mode: PublishMode,
+    guardToken: string | undefined,
+    timeoutMs: number,
+    started: number,
+  ) {
     const c = this.#c;
+    // When the load began, on the server's clock: the script measures from
+    // there, so a write that arrives late is not taken for a later load.
+    const serverNow = c.serverNow?.(keys.data);
+    const began = serverNow === undefined
+      ? undefined
+      : { at: serverNow - (c.now() - started), loadMs: stored.fields.loadMs, offset: loadMsOffset(stored.fields) };
     const publication = {
       key: keys.data,
       lease: keys.lease,
@@ -247,6 +264,7 @@ export class Publisher {
       px: stored.px,
       channel: c.channel,
       ...(guardToken === undefined ? {} : { token: guardToken }),
+      ...(began === undefined ? {} : { began }),
     };
     const written = publish(c.redis, publication, { timeoutMs });
     if (c.wrote === undefined) return written;

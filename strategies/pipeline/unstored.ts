@@ -11,7 +11,9 @@
  * process, or its own deadline retires it.
  *
  * "Older" compares when loads started, in server time (publishedAt less
- * loadMs): an entry published before the unstored value's load ended is
+ * loadMs; the publishing script makes loadMs reach back to when the load
+ * began, so a write that arrived late is not taken for a later load, within
+ * the error of the writer's clock estimate): an entry published before the unstored value's load ended is
  * older when its load started before that load did; one published after it
  * when its load started before that load ended (such an entry was never
  * served here before the unstored value, so preferring the unstored value

@@ -20,7 +20,8 @@ import type { Strategy } from "../../strategies/types.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { events } from "../support/strategies.ts";
-import { deferred } from "../support/wait.ts";
+import { startProxy } from "../support/proxy.ts";
+import { deferred, until } from "../support/wait.ts";
 
 const test = suite<{ redis: RedisClient; other: RedisClient; admin: RedisClient }>("eviction storm: value order");
 const db = useRedis(test, { clients: 2, server: { args: ["--maxmemory-policy", "noeviction"] } });
@@ -65,6 +66,12 @@ function versions() {
 async function refuseWrites(admin: RedisClient): Promise<void> {
   await admin.send(["CONFIG", "SET", "maxmemory", "1"]);
   await rejects(() => admin.send(["SET", "probe", "x"]), RedisReplyError, /^OOM /);
+}
+
+/** The server's clock, in ms. */
+async function serverMs(admin: RedisClient): Promise<number> {
+  const [seconds, micros] = await admin.send(["TIME"]) as [string, string];
+  return Number(seconds) * 1000 + Number(micros) / 1000;
 }
 
 function twoCaches(namespace: string, a: Strategy[], b: Strategy[] = [lease({ leaseMs: 10_000, waitMs: 10_000 })]) {
@@ -247,6 +254,45 @@ test("OOM under failOpen without client tracking (RESP2): an older entry publish
     assert.is(await there.get("k", o.load), "v3");
   } finally {
     await Promise.all([here.close(), there.close()]);
+  }
+});
+
+test("OOM under failOpen: an older value whose publication reaches Redis long after its load (its client's writes held) is never served after the newer value served here", async ({ admin }) => {
+  const o = versions();
+  const proxy = await startProxy(db.server.port);
+  const slow = await db.client({ url: proxy.url, resp: 3 });
+  const namespace = db.ns();
+  const here = pipeline({ redis: db.redis, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
+  const ev = events();
+  const there = pipeline(
+    { redis: slow, ttlMs: 60_000, namespace, onEvent: ev.onEvent },
+    lease({ leaseMs: 10_000, waitMs: 10_000 }),
+  );
+  try {
+    // Another process loads v1 under its lease; its publication leaves, and its link holds it.
+    const release1 = o.hold(1);
+    const older = there.get("k", o.load);
+    await o.started(1);
+    proxy.pause();
+    release1();
+    await ev.reach("load-end", 1);
+    // Meanwhile writes are refused: this process loads v2 itself and serves it, uncached.
+    await refuseWrites(admin);
+    assert.is(await here.get("k", o.load), "v2");
+    assert.is(here.stats().degraded, 1);
+    await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
+    // v1's publication lands well after v2 was served: its write time says nothing of when its load ran.
+    const served = await serverMs(admin);
+    await until(async () => (await serverMs(admin)) > served + 50);
+    proxy.resume();
+    assert.is(await older, "v1");
+    assert.is(await there.peek("k"), "v1", "Redis holds the older value, stamped after v2 was served");
+    assert.is(await here.get("k", o.load), "v2");
+    assert.is(await here.peek("k"), "v2");
+    assert.is(o.calls, 2);
+  } finally {
+    await Promise.all([here.close(), there.close()]);
+    await proxy.close();
   }
 });
 

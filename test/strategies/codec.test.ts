@@ -28,7 +28,7 @@ const FIELDS = {
 
 Envelope("the envelope round-trips windows, ids, tags and payload, as text and as bytes", () => {
   const text = encodeEnvelope(FIELDS, `{"a":1}`);
-  assert.is(text, `hl2;v;0000000000000;3;5;7;11;id-1;ep0ch;;{"a":1}`);
+  assert.is(text, `hl2;v;0000000000000;3;5;7;0000011;id-1;ep0ch;;{"a":1}`);
   assert.equal(decodeEnvelope(text), { ...FIELDS, publishedAt: 0, payload: `{"a":1}` });
   const bytes = encodeEnvelope(FIELDS, new Uint8Array([0, 13, 10, 255]));
   assert.instance(bytes, Uint8Array);
@@ -37,7 +37,7 @@ Envelope("the envelope round-trips windows, ids, tags and payload, as text and a
   // Tag names are percent-encoded, so any string is a tag.
   const tagged = { ...FIELDS, tags: ["user:1", "a,b=c;d", "é"], tagVersions: ["v1", "v2", "v3"] };
   const withTags = encodeEnvelope(tagged, "x") as string;
-  assert.is(withTags, "hl2;v;0000000000000;3;5;7;11;id-1;ep0ch;user%3A1=v1,a%2Cb%3Dc%3Bd=v2,%C3%A9=v3;x");
+  assert.is(withTags, "hl2;v;0000000000000;3;5;7;0000011;id-1;ep0ch;user%3A1=v1,a%2Cb%3Dc%3Bd=v2,%C3%A9=v3;x");
   assert.equal(decodeEnvelope(withTags), { ...tagged, publishedAt: 0, payload: "x" });
   assert.equal(decodeEnvelope(new TextEncoder().encode(withTags)).tags, tagged.tags);
   // The server's stamp replaces the placeholder in place.
