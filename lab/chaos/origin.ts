@@ -21,8 +21,8 @@ export const LOG_KEY = "chaos:log";
 export interface Value {
   k: string;
   v: number;
-  /** Which worker's origin call made it, and when (epoch ms): said when a value goes backwards. */
-  w: number;
+  /** Which worker's origin call made it (or the workerd client's), and when (epoch ms): said when a value goes backwards. */
+  w: number | "workerd";
   at: number;
   pad: string;
 }

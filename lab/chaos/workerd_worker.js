@@ -19,12 +19,15 @@ function origin(env, s, key) {
   return async () => {
     const counter = await connect({ url: env.COUNTER_URL, lazyConnect: true, name: "chaos-cf-origin" });
     try {
+      // Inside a Worker, Date.now() stands still while the request computes: it moves on I/O, as here.
+      const at = Date.now();
       const [v] = await Promise.all([
         counter.send(["HINCRBY", CALLS_KEY, key, 1]),
-        counter.send(["RPUSH", LOG_KEY, `${key} ${Date.now()}`]),
+        counter.send(["RPUSH", LOG_KEY, `${key} ${at}`]),
       ]);
       await new Promise((resolve) => setTimeout(resolve, s.originMs));
-      return { k: key, v: Number(v), pad: "x".repeat(s.valueBytes) };
+      // w names the loader in a worker's "backwards" note, as origin.ts's values do.
+      return { k: key, v: Number(v), w: "workerd", at, pad: "x".repeat(s.valueBytes) };
     } finally {
       await counter.close();
     }
