@@ -17,13 +17,24 @@
  * older when its load started before that load did; one published after it
  * when its load started before that load ended (such an entry was never
  * served here before the unstored value, so preferring the unstored value
- * serves nothing older than what was served).
+ * serves nothing older than what was served). A stored entry whose load
+ * began within {@linkcode SIMULTANEOUS_MS} of that mark counts as older.
  *
  * @module
  */
 import type { StoredEntry } from "../types.ts";
 
 const MAX_KEPT = 10_000;
+/**
+ * Loads of one key that began less than this apart, one here and one in
+ * another process, have no order this process can tell: each start is that
+ * process' estimate of the server's clock (off by up to half the round trip
+ * it was measured over) less a duration rounded up to the ms. The value
+ * served here wins, since it was served: an entry stored elsewhere must have
+ * begun clearly later to retire it. Of two values kept here (both served
+ * here, their starts on one clock) the later start wins outright.
+ */
+const SIMULTANEOUS_MS = 20;
 
 interface Kept {
   readonly entry: StoredEntry;
@@ -50,8 +61,9 @@ export class Unstored {
     const kept = this.#kept.get(key);
     // Two loads of one key may run at once here (a background refresh beside
     // a caller's load, a flight its callers left): the older one can end
-    // last, and must not displace the newer value already served.
-    if (kept !== undefined && now < kept.until && older(entry, kept.entry)) return;
+    // last, and must not displace the newer value already served. Both were
+    // served here, so only their starts count, on this process' one clock.
+    if (kept !== undefined && now < kept.until && began(entry) <= began(kept.entry)) return;
     this.#kept.delete(key);
     // Bounded: the oldest goes first.
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);
@@ -103,10 +115,16 @@ export class Unstored {
   }
 }
 
-/** Whether `stored`'s load started before `kept`'s value was loaded (see the module's doc). */
+/** When the load of `entry` began, in server time. */
+function began(entry: StoredEntry): number {
+  return entry.publishedAt - entry.loadMs;
+}
+
+/**
+ * Whether `stored`'s load started before `kept`'s value was loaded, or less
+ * than {@linkcode SIMULTANEOUS_MS} after (see the module's doc).
+ */
 function older(stored: StoredEntry, kept: StoredEntry): boolean {
-  const started = stored.publishedAt - stored.loadMs;
-  return stored.publishedAt > kept.publishedAt
-    ? started <= kept.publishedAt
-    : started <= kept.publishedAt - kept.loadMs;
+  const mark = stored.publishedAt > kept.publishedAt ? kept.publishedAt : began(kept);
+  return began(stored) <= mark + SIMULTANEOUS_MS;
 }

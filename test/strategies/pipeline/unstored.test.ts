@@ -1,0 +1,65 @@
+/**
+ * The order rule of values served but not stored (`unstored.ts`), on
+ * entries built by hand: which of a kept value and a stored entry a read
+ * serves, by when each load began in server time.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { Unstored } from "../../../strategies/pipeline/unstored.ts";
+import type { StoredEntry } from "../../../strategies/types.ts";
+
+const test = suite("unstored values");
+
+/** An entry whose load began at `began` and was published `loadMs` later (server ms). */
+function entry(value: string, began: number, loadMs: number): StoredEntry {
+  return {
+    value,
+    negative: false,
+    publishedAt: began + loadMs,
+    freshMs: 60_000,
+    staleMs: 0,
+    ifErrorMs: 0,
+    loadMs,
+    id: value,
+    epoch: "e",
+    tags: [],
+    tagVersions: [],
+    size: 1,
+  };
+}
+
+const current = () => true;
+
+test("an entry stored elsewhere whose load began within 20 ms of the kept one's is simultaneous: the value served here stays", () => {
+  const u = new Unstored();
+  // Kept: began at 1000, loaded in 10 ms, served here at 1010.
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0);
+  // Published before the kept value's load ended, begun 15 ms after it began (two processes' clock estimates).
+  assert.is(u.over("k", entry("near-start", 1015, 2), 1, current)?.value, "kept");
+  // Published after it ended, begun 15 ms after it ended.
+  assert.is(u.over("k", entry("near-end", 1025, 10), 1, current)?.value, "kept");
+});
+
+test("an entry whose load began clearly after the kept one's retires it", () => {
+  const u = new Unstored();
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0);
+  assert.is(u.over("k", entry("later", 1031, 10), 1, current)?.value, "later");
+  assert.is(u.size, 0, "retired");
+});
+
+test("an entry published before the kept value's load ended, begun clearly after it began, is newer", () => {
+  const u = new Unstored();
+  u.keep("k", entry("kept", 1000, 100), 60_000, 0);
+  assert.is(u.over("k", entry("faster", 1030, 5), 1, current)?.value, "faster");
+});
+
+test("two values kept here come from one clock: the later start wins outright, the earlier never displaces it", () => {
+  const u = new Unstored();
+  u.keep("k", entry("first", 1000, 10), 60_000, 0);
+  u.keep("k", entry("second", 1005, 10), 60_000, 1);
+  assert.is(u.over("k", entry("old", 900, 10), 2, current)?.value, "second");
+  u.keep("k", entry("earlier", 1001, 30), 60_000, 3);
+  assert.is(u.over("k", entry("old", 900, 10), 4, current)?.value, "second");
+});
+
+test.run();
