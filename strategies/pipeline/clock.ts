@@ -3,7 +3,9 @@
  * publishing server's own `TIME`, and a reader judges them against an
  * estimate of that same server's clock: the offset between the server's
  * `TIME` and the local monotonic clock, measured over one round trip (error
- * at most half of it) and re-measured in the background. The local wall
+ * at most half of it, which {@linkcode ServerClock.errorMs} tells) and
+ * re-measured in the background: every 30 s, or every second while the
+ * round trip was slow. The local wall
  * clock is never read, so a client whose clock is an hour off behaves the
  * same, and no two machines' clocks are ever compared (on a cluster each
  * node has its own offset).
@@ -18,6 +20,10 @@ const TIME = new Script("return redis.call('TIME')");
 
 // How long an estimate is used before a background re-measure starts.
 const REMEASURE_MS = 30_000;
+// An estimate measured over a round trip slower than this (a busy event
+// loop, a cold connection, a Worker whose clock stood still while it
+// computed) is re-measured a second later instead, until one is tighter.
+const LOOSE_MS = 4;
 // A re-measure over a slower round trip than this many times the best one
 // keeps the older, tighter estimate (until that one is too old to trust).
 const SLOWER = 2;
@@ -32,6 +38,8 @@ interface Estimate {
   rttMs: number;
   /** Local time of the measurement. */
   at: number;
+  /** Local time the next re-measure is due. */
+  due: number;
 }
 
 /**
@@ -86,7 +94,7 @@ export class ServerClock {
       : this.#estimates.get(this.#node(key));
     if (estimate === undefined) return undefined;
     const local = this.#c.now();
-    if (local - estimate.at > REMEASURE_MS) {
+    if (local >= estimate.due) {
       const node = this.#node(key);
       if (!this.#measuring.has(node)) {
         // In the background: the current estimate serves meanwhile.
@@ -96,13 +104,24 @@ export class ServerClock {
             () => {},
             // The current estimate goes on serving; a second later a read tries again.
             () => {
-              estimate.at = local - REMEASURE_MS + RETRY_MS;
+              estimate.due = local + RETRY_MS;
             },
           ).finally(() => this.#measuring.delete(node)),
         );
       }
     }
     return local + estimate.offset;
+  }
+
+  /**
+   * How far {@linkcode at} may be off for `key`, in ms: half the round trip
+   * its estimate was measured over; `undefined` until measured.
+   */
+  errorMs(key: string): number | undefined {
+    const estimate = this.#nodeFor === undefined
+      ? (this.#single ??= this.#estimates.get(this.#server))
+      : this.#estimates.get(this.#node(key));
+    return estimate === undefined ? undefined : estimate.rttMs / 2;
   }
 
   /** Whether the clock of the server that holds `key` was measured (a read may judge without waiting). */
@@ -142,17 +161,22 @@ export class ServerClock {
     const after = c.now();
     const server = serverMs(reply);
     const rttMs = Math.max(0, after - before);
-    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after };
+    const due = after + (rttMs > LOOSE_MS ? RETRY_MS : REMEASURE_MS);
+    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after, due };
     if (previous === undefined) return measured;
-    if (rttMs > Math.max(1, previous.rttMs) * SLOWER && after - previous.at < TRUST_MS) {
+    const trusted = after - previous.at < TRUST_MS;
+    // A loose estimate gives way only to a tighter one.
+    const looser = previous.rttMs > LOOSE_MS ? rttMs > previous.rttMs : rttMs > Math.max(1, previous.rttMs) * SLOWER;
+    if (looser && trusted) {
       // A congested round trip says little; keep the tighter estimate but
       // push its next re-measure back.
-      previous.at = after - REMEASURE_MS / 2;
+      previous.due = after + (previous.rttMs > LOOSE_MS ? RETRY_MS : REMEASURE_MS / 2);
       return previous;
     }
     previous.offset = measured.offset;
     previous.rttMs = rttMs;
     previous.at = after;
+    previous.due = due;
     return previous;
   }
 }

@@ -211,7 +211,7 @@ export class Core {
       now,
       label,
       unstored: this.unstored,
-      serverNow: (key) => clock.at(key),
+      clock,
       emit,
       reread: async (keys) => (await reader.lookup(keys, undefined)).entry,
       ...(messages === undefined ? {} : { wrote: (keys: Keys) => this.wrote([keys.data, keys.lease]) }),

@@ -27,6 +27,7 @@ import type {
 } from "../types.ts";
 import { encodeEnvelope, loadMsOffset } from "./envelope.ts";
 import type { Choice } from "./loader_context.ts";
+import type { ServerClock } from "./clock.ts";
 import { publish, type PublishMode } from "./scripts.ts";
 import type { Unstored } from "./unstored.ts";
 import { type Stamp, token, type Versions } from "./versions.ts";
@@ -53,8 +54,8 @@ export interface PublisherContext {
   readonly label: ((identity: Identity) => string) | undefined;
   /** Where a value served but not stored is kept. */
   readonly unstored?: Unstored;
-  /** This client's estimate of the clock of the server that holds `key` (undefined until measured). */
-  serverNow?(key: string): number | undefined;
+  /** This client's estimate of the clock of the server that holds `key`, and how far it may be off (undefined until measured). */
+  readonly clock?: Pick<ServerClock, "at" | "errorMs">;
   emit(event: CacheEvent): void;
   /** Re-read the entry after a rejected publication. */
   reread(keys: Keys): Promise<Entry | undefined>;
@@ -170,7 +171,7 @@ export class Publisher {
     // A request that could not take its lease because Redis refuses writes
     // publishes nothing: once Redis accepts writes again, an unguarded SET
     // could land over a newer value another process published under its lease.
-    if (req.degraded === true) return this.#unstored(key, value, stored);
+    if (req.degraded === true) return this.#unstored(key, value, stored, started);
     const timeoutMs = this.#deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
@@ -183,7 +184,7 @@ export class Publisher {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs, started);
     } catch (error) {
       if (!this.#c.degrade(key, error)) throw error;
-      return this.#unstored(key, value, stored);
+      return this.#unstored(key, value, stored, started);
     }
     if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
     const reason =
@@ -225,13 +226,18 @@ export class Publisher {
   // Kept for twice its physical window: an older entry published after it
   // (its load began under a lease taken before writes were refused) lives
   // that long at most unless its lease is renewed.
-  #unstored(key: string, value: unknown, stored: Stored): Outcome {
+  #unstored(key: string, value: unknown, stored: Stored, started: number): Outcome {
     const u = this.#c.unstored;
-    const publishedAt = this.#c.serverNow?.(key);
-    if (u !== undefined && publishedAt !== undefined) {
+    const clock = this.#c.clock;
+    const serverNow = clock?.at(key);
+    if (u !== undefined && serverNow !== undefined) {
+      // The latest the server's clock may have read when its load ended (and
+      // began: loadMs is rounded up), so that an entry stored elsewhere is
+      // taken for a newer one only when it surely is.
+      const publishedAt = serverNow + (clock!.errorMs(key) ?? 0) + 1;
       const entry = { ...stored.fields, value, publishedAt, size: stored.envelope.length };
       const now = this.#c.now();
-      u.keep(key, entry, now + 2 * stored.px, now);
+      u.keep(key, entry, now + 2 * stored.px, now, started);
     }
     return { from: "origin", value, published: false };
   }
@@ -252,10 +258,14 @@ export class Publisher {
     const c = this.#c;
     // When the load began, on the server's clock: the script measures from
     // there, so a write that arrives late is not taken for a later load.
-    const serverNow = c.serverNow?.(keys.data);
-    const began = serverNow === undefined
-      ? undefined
-      : { at: serverNow - (c.now() - started), loadMs: stored.fields.loadMs, offset: loadMsOffset(stored.fields) };
+    // The earliest it may have been: a kept value elsewhere (unstored.ts)
+    // yields to this one only when it surely began later.
+    const serverNow = c.clock?.at(keys.data);
+    const began = serverNow === undefined ? undefined : {
+      at: serverNow - (c.now() - started) - (c.clock!.errorMs(keys.data) ?? 0),
+      loadMs: stored.fields.loadMs,
+      offset: loadMsOffset(stored.fields),
+    };
     const publication = {
       key: keys.data,
       lease: keys.lease,

@@ -27,17 +27,22 @@ import type { StoredEntry } from "../types.ts";
 const MAX_KEPT = 10_000;
 /**
  * Loads of one key that began less than this apart, one here and one in
- * another process, have no order this process can tell: each start is that
- * process' estimate of the server's clock (off by up to half the round trip
- * it was measured over) less a duration rounded up to the ms. The value
- * served here wins, since it was served: an entry stored elsewhere must have
- * begun clearly later to retire it. Of two values kept here (both served
- * here, their starts on one clock) the later start wins outright.
+ * another process, have no order this process can tell. Each start is that
+ * process' estimate of the server's clock, already widened by the estimate's
+ * error (half the round trip it was measured over: a stored entry's start is
+ * the earliest it may have been, a kept value's the latest); what is left is
+ * each local clock's drift since its estimate (up to 30 s old) and rounding
+ * to the ms. The value served here wins, since it was served: an entry
+ * stored elsewhere must have begun clearly later to retire it. Of two values
+ * kept here (both served here, their starts on the local clock) the later
+ * start wins outright.
  */
 const SIMULTANEOUS_MS = 20;
 
 interface Kept {
   readonly entry: StoredEntry;
+  /** When its load began, on the local monotonic clock. */
+  readonly began: number;
   /** When it goes, on the local monotonic clock. */
   readonly until: number;
 }
@@ -54,20 +59,21 @@ export class Unstored {
   /**
    * Keep `entry`, served by this process but not stored, until `until`
    * (local clock, now `now`), unless the value kept for `key` is newer.
-   * Its `publishedAt` is this process' estimate of the server's clock when
-   * its load ended.
+   * Its load began at `began` (local clock); its `publishedAt` is the latest
+   * the server's clock may have read when that load ended.
    */
-  keep(key: string, entry: StoredEntry, until: number, now: number): void {
+  keep(key: string, entry: StoredEntry, until: number, now: number, began: number): void {
     const kept = this.#kept.get(key);
     // Two loads of one key may run at once here (a background refresh beside
     // a caller's load, a flight its callers left): the older one can end
     // last, and must not displace the newer value already served. Both were
-    // served here, so only their starts count, on this process' one clock.
-    if (kept !== undefined && now < kept.until && began(entry) <= began(kept.entry)) return;
+    // served here, so only their starts count, on the local clock (the
+    // estimate of the server's may have moved between them).
+    if (kept !== undefined && now < kept.until && began <= kept.began) return;
     this.#kept.delete(key);
     // Bounded: the oldest goes first.
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);
-    this.#kept.set(key, { entry, until });
+    this.#kept.set(key, { entry, until, began });
   }
 
   /**

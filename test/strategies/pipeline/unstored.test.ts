@@ -33,7 +33,7 @@ const current = () => true;
 test("an entry stored elsewhere whose load began within 20 ms of the kept one's is simultaneous: the value served here stays", () => {
   const u = new Unstored();
   // Kept: began at 1000, loaded in 10 ms, served here at 1010.
-  u.keep("k", entry("kept", 1000, 10), 60_000, 0);
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0, 1000);
   // Published before the kept value's load ended, begun 15 ms after it began (two processes' clock estimates).
   assert.is(u.over("k", entry("near-start", 1015, 2), 1, current)?.value, "kept");
   // Published after it ended, begun 15 ms after it ended.
@@ -42,24 +42,27 @@ test("an entry stored elsewhere whose load began within 20 ms of the kept one's 
 
 test("an entry whose load began clearly after the kept one's retires it", () => {
   const u = new Unstored();
-  u.keep("k", entry("kept", 1000, 10), 60_000, 0);
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0, 1000);
   assert.is(u.over("k", entry("later", 1031, 10), 1, current)?.value, "later");
   assert.is(u.size, 0, "retired");
 });
 
 test("an entry published before the kept value's load ended, begun clearly after it began, is newer", () => {
   const u = new Unstored();
-  u.keep("k", entry("kept", 1000, 100), 60_000, 0);
+  u.keep("k", entry("kept", 1000, 100), 60_000, 0, 1000);
   assert.is(u.over("k", entry("faster", 1030, 5), 1, current)?.value, "faster");
 });
 
-test("two values kept here come from one clock: the later start wins outright, the earlier never displaces it", () => {
+test("two values kept here are ordered by the local clock: the later start wins outright, the earlier never displaces it", () => {
   const u = new Unstored();
-  u.keep("k", entry("first", 1000, 10), 60_000, 0);
-  u.keep("k", entry("second", 1005, 10), 60_000, 1);
+  u.keep("k", entry("first", 1000, 10), 60_000, 0, 1000);
+  u.keep("k", entry("second", 1005, 10), 60_000, 1, 1005);
   assert.is(u.over("k", entry("old", 900, 10), 2, current)?.value, "second");
-  u.keep("k", entry("earlier", 1001, 30), 60_000, 3);
+  u.keep("k", entry("earlier", 1001, 30), 60_000, 3, 1001);
   assert.is(u.over("k", entry("old", 900, 10), 4, current)?.value, "second");
+  // The estimate of the server's clock moved between two loads: their local starts still order them.
+  u.keep("k", entry("third", 990, 10), 60_000, 5, 1010);
+  assert.is(u.over("k", entry("old", 900, 10), 6, current)?.value, "third");
 });
 
 test.run();
