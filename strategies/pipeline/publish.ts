@@ -186,7 +186,10 @@ export class Publisher {
       if (!this.#c.degrade(key, error)) throw error;
       return this.#unstored(key, value, stored, started);
     }
-    if (accepted) return { from: "origin", value, published: true, freshMs: stored.freshMs };
+    if (accepted) {
+      c.unstored?.stored(key, started);
+      return { from: "origin", value, published: true, freshMs: stored.freshMs };
+    }
     const reason =
       "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
     c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });

@@ -7,14 +7,16 @@
  * value is kept as the entry it would have been, and while it lasts a read
  * of its key that finds an older entry serves it instead, judged by the
  * same windows as a stored entry (so it goes stale and is refreshed like
- * one). A newer entry, an invalidation of its key, tags or epoch by this
- * process, or its own deadline retires it.
+ * one). A newer entry, a later load of its key stored by this process, an
+ * invalidation of its key, tags or epoch by this process, or its own
+ * deadline retires it. One whose epoch or tags are no
+ * longer current is not served, and neither is the older entry found: the
+ * read is a miss, and the load that follows decides.
  *
  * "Older" compares when loads started, in server time (publishedAt less
  * loadMs; the publishing script makes loadMs reach back to when the load
- * began, so a write that arrived late is not taken for a later load, within
- * the error of the writer's clock estimate): an entry published before the unstored value's load ended is
- * older when its load started before that load did; one published after it
+ * began, so a write that arrived late is not taken for a later load): an
+ * entry published before the unstored value's load ended is older when its load started before that load did; one published after it
  * when its load started before that load ended (such an entry was never
  * served here before the unstored value, so preferring the unstored value
  * serves nothing older than what was served). A stored entry whose load
@@ -80,8 +82,8 @@ export class Unstored {
    * What a read of `key` that found `stored` is to judge: the kept entry
    * when `stored` is older, else `stored` (a newer one retires the kept
    * entry). `current` says whether the kept entry's epoch and tags are
-   * still current (`undefined`: not known now); one that is not is
-   * retired, one not known makes the read a miss, so a load decides.
+   * still current (`undefined`: not known now); when they are not, or not
+   * known, the read is a miss (`undefined`), so a load decides.
    */
   over(
     key: string,
@@ -95,12 +97,22 @@ export class Unstored {
       this.#kept.delete(key);
       return stored;
     }
-    const known = current(kept.entry);
-    if (known === false) {
-      this.#kept.delete(key);
-      return stored;
-    }
-    return known === undefined ? undefined : kept.entry;
+    // The stored entry is older than the kept one. A kept value whose epoch
+    // or tags are not current (another process' clear(), or a token made up
+    // here while writes were refused and its key was evicted, since replaced
+    // by a real one) is not served; nor is the older entry, which would move
+    // back. A miss: a load decides, and its value retires this one.
+    return current(kept.entry) === true ? kept.entry : undefined;
+  }
+
+  /**
+   * A load of `key` that began at `began` (local clock) was stored: it
+   * retires the value kept for `key` if it began later (an older load that
+   * published only now must not).
+   */
+  stored(key: string, began: number): void {
+    const kept = this.#kept.get(key);
+    if (kept !== undefined && kept.began < began) this.#kept.delete(key);
   }
 
   /** Retire the value kept for `key` (this process invalidated or set it). */

@@ -299,6 +299,61 @@ test("OOM under failOpen: an older value whose publication reaches Redis long af
   }
 });
 
+test("OOM under failOpen: a kept value stamped with an epoch made up while the key was gone is not served once the real one is known, nor the older entry under it", async ({ admin }) => {
+  const o = versions();
+  const namespace = db.ns();
+  // Holds this process' first load between its stamp and its origin call (a busy event loop, in the chaos run).
+  const stamped = deferred();
+  const go = deferred();
+  let first = true;
+  const pause: Strategy = {
+    name: "pause",
+    load: (next) => async (req) => {
+      if (first) {
+        first = false;
+        stamped.resolve();
+        await go.promise;
+      }
+      return await next(req);
+    },
+  };
+  const here = pipeline(
+    { redis: db.redis, ttlMs: 60_000, namespace },
+    pause,
+    lease({ leaseMs: 10_000, waitMs: 10_000 }),
+  );
+  const there = pipeline({ redis: db.other, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
+  try {
+    // No epoch key, writes refused: this process stamps its load with a token of its own.
+    await admin.send(["FLUSHALL"]);
+    await refuseWrites(admin);
+    const kept = here.get("k", o.load);
+    await stamped.promise;
+    // Writes come back for a moment: another process creates the real epoch and starts loading v1 under its lease.
+    await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
+    const release1 = o.hold(1);
+    const older = there.get("k", o.load);
+    await o.started(1);
+    await refuseWrites(admin);
+    // This process' origin call comes after: v2, served uncached and kept.
+    go.resolve();
+    assert.is(await kept, "v2");
+    assert.is(here.stats().degraded, 1);
+    await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
+    release1();
+    assert.is(await older, "v1");
+    assert.is(await there.peek("k"), "v1", "Redis holds the older value, under the real epoch");
+    // This process learns the real epoch (any read does): v2's made-up epoch is no longer current.
+    assert.is(await here.get("other", o.load), "v3");
+    // v1 is older than v2, which was served here: a load decides instead.
+    assert.is(await here.get("k", o.load), "v4");
+    assert.is(await here.get("k", o.load), "v4");
+    assert.is(o.calls, 4);
+  } finally {
+    await Promise.all([here.close(), there.close()]);
+  }
+});
+
 test("allkeys-lru below Redis' own baseline evicts every key (the lease among them) and refuses writes: the older load never publishes, this process never serves it", async ({ admin }) => {
   const o = versions();
   const { here, there, close } = twoCaches(db.ns(), [lease({ leaseMs: 10_000, waitMs: 10_000 })]);

@@ -65,4 +65,25 @@ test("two values kept here are ordered by the local clock: the later start wins 
   assert.is(u.over("k", entry("old", 900, 10), 6, current)?.value, "third");
 });
 
+test("a kept value whose epoch moved on is not served, nor the older entry found: a miss, until a newer entry retires it", () => {
+  const u = new Unstored();
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0, 1000);
+  // Its epoch was a token made up while writes were refused; the real one is known now, and the older entry carries it.
+  const notCurrent = () => false;
+  assert.is(u.over("k", entry("older", 990, 30), 1, notCurrent), undefined);
+  assert.is(u.over("k", entry("older", 990, 30), 2, notCurrent), undefined, "still a miss: the kept value stays");
+  assert.is(u.size, 1);
+  assert.is(u.over("k", entry("reloaded", 1100, 10), 3, notCurrent)?.value, "reloaded");
+  assert.is(u.size, 0);
+});
+
+test("a later load stored by this process retires the kept value; an older one that published only now does not", () => {
+  const u = new Unstored();
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0, 1000);
+  u.stored("k", 999);
+  assert.is(u.size, 1, "began before the kept value's load");
+  u.stored("k", 1001);
+  assert.is(u.size, 0);
+});
+
 test.run();
