@@ -4,8 +4,8 @@
  * estimate of that same server's clock: the offset between the server's
  * `TIME` and the local monotonic clock, measured over one round trip (error
  * at most half of it, which {@linkcode ServerClock.errorMs} tells) and
- * re-measured in the background: every 30 s, or every second while the
- * round trip was slow. The local wall
+ * re-measured in the background: every 30 s, or soon (1 s, then backing
+ * off) while the round trip was slow. The local wall
  * clock is never read, so a client whose clock is an hour off behaves the
  * same, and no two machines' clocks are ever compared (on a cluster each
  * node has its own offset).
@@ -21,8 +21,9 @@ const TIME = new Script("return redis.call('TIME')");
 // How long an estimate is used before a background re-measure starts.
 const REMEASURE_MS = 30_000;
 // An estimate measured over a round trip slower than this (a busy event
-// loop, a cold connection, a Worker whose clock stood still while it
-// computed) is re-measured a second later instead, until one is tighter.
+// loop, a cold connection) is re-measured a second later instead, then
+// after twice as long each time it stays that slow (a link that is always
+// slower gains nothing from re-measuring every second), up to 30 s.
 const LOOSE_MS = 4;
 // A re-measure over a slower round trip than this many times the best one
 // keeps the older, tighter estimate (until that one is too old to trust).
@@ -40,6 +41,8 @@ interface Estimate {
   at: number;
   /** Local time the next re-measure is due. */
   due: number;
+  /** How long after this one the next loose estimate is re-measured. */
+  backoffMs: number;
 }
 
 /**
@@ -97,6 +100,9 @@ export class ServerClock {
     if (local >= estimate.due) {
       const node = this.#node(key);
       if (!this.#measuring.has(node)) {
+        // Other caches sharing the estimate (a Worker's per request) leave
+        // this one measure rather than each start its own.
+        estimate.due = local + this.#c.commandTimeoutMs + RETRY_MS;
         // In the background: the current estimate serves meanwhile.
         this.#measuring.set(
           node,
@@ -104,7 +110,7 @@ export class ServerClock {
             () => {},
             // The current estimate goes on serving; a second later a read tries again.
             () => {
-              estimate.due = local + RETRY_MS;
+              estimate.due = this.#c.now() + RETRY_MS;
             },
           ).finally(() => this.#measuring.delete(node)),
         );
@@ -161,24 +167,37 @@ export class ServerClock {
     const after = c.now();
     const server = serverMs(reply);
     const rttMs = Math.max(0, after - before);
-    const due = after + (rttMs > LOOSE_MS ? RETRY_MS : REMEASURE_MS);
-    const measured: Estimate = { offset: server - (before + after) / 2, rttMs, at: after, due };
-    if (previous === undefined) return measured;
-    const trusted = after - previous.at < TRUST_MS;
-    // A loose estimate gives way only to a tighter one.
-    const looser = previous.rttMs > LOOSE_MS ? rttMs > previous.rttMs : rttMs > Math.max(1, previous.rttMs) * SLOWER;
-    if (looser && trusted) {
-      // A congested round trip says little; keep the tighter estimate but
-      // push its next re-measure back.
-      previous.due = after + (previous.rttMs > LOOSE_MS ? RETRY_MS : REMEASURE_MS / 2);
-      return previous;
+    const offset = server - (before + after) / 2;
+    if (previous === undefined) {
+      return schedule({ offset, rttMs, at: after, due: after, backoffMs: RETRY_MS }, after, true);
     }
-    previous.offset = measured.offset;
+    const trusted = after - previous.at < TRUST_MS;
+    // A loose estimate gives way only to a tighter one; a tight one to one
+    // not much looser (a fresher measure, for drift).
+    const looser = rttMs > Math.max(1, previous.rttMs) * (previous.rttMs > LOOSE_MS ? 1 : SLOWER);
+    if (looser && trusted) {
+      // A congested round trip says little: keep the tighter estimate.
+      return schedule(previous, after, false);
+    }
+    previous.offset = offset;
     previous.rttMs = rttMs;
     previous.at = after;
-    previous.due = due;
-    return previous;
+    return schedule(previous, after, true);
   }
+}
+
+// When `e` is re-measured next: soon while it is loose, backing off each
+// time; a tight estimate after REMEASURE_MS (half that when a congested
+// measure was just set aside).
+function schedule(e: Estimate, now: number, fresh: boolean): Estimate {
+  if (e.rttMs > LOOSE_MS) {
+    e.due = now + e.backoffMs;
+    e.backoffMs = Math.min(e.backoffMs * 2, REMEASURE_MS);
+  } else {
+    e.due = now + (fresh ? REMEASURE_MS : REMEASURE_MS / 2);
+    e.backoffMs = RETRY_MS;
+  }
+  return e;
 }
 
 function serverMs(reply: Reply): number {

@@ -8,18 +8,19 @@
  *
  * `v` marks a value, `n` a "not found" marker (empty payload), `z` a value
  * whose payload is deflated (`compressed()`; the flag lives here, never in
- * the payload, so no stored string or bytes can pass for compressed data). `publishedAt`
- * is 13 decimal digits of the server's own clock in ms: the client writes
- * zeros there and the publishing script overwrites them with the server's
- * `TIME` in the same atomic step, so a reader compares it with its estimate
- * of that server's clock and never with another machine's. The windows are
- * durations. `loadMs` runs from the origin call to the publication on the
- * server: the client writes the load's own duration, zero-padded to 7 digits
- * so that the script can raise it in place to the time since the load began
- * (the client's estimate of the server's clock then) when the write arrived
- * late. `publishedAt - loadMs` is then when the load began, however long the
- * write took to get there (see `unstored.ts`). Any width parses. `id` is unique per publication (a re-read tells a new value from
- * the one it saw); `epoch` is the namespace epoch and `tags` the
+ * the payload, so no stored string or bytes can pass for compressed data).
+ * `publishedAt` is 13 decimal digits of the server's own clock in ms: the
+ * client writes zeros there and the publishing script overwrites them with
+ * the server's `TIME` in the same atomic step, so a reader compares it with
+ * its estimate of that server's clock and never with another machine's. The
+ * windows are durations. `loadMs` runs from the origin call to the
+ * publication on the server: the client writes the load's own duration,
+ * zero-padded to 7 digits so that the script can raise it in place to the
+ * time since the load began (the client's estimate of the server's clock
+ * then) when the write arrived late. `publishedAt - loadMs` is then when the
+ * load began, however long the write took to get there (see `unstored.ts`).
+ * Any width parses. `id` is unique per publication (a re-read tells a new
+ * value from the one it saw); `epoch` is the namespace epoch and `tags` the
  * `name=version` pairs (names percent-encoded) the value was written under:
  * a value whose epoch or tag versions are no longer current is a miss. The
  * version prefix lets a future format coexist: anything that does not parse

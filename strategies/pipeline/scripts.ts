@@ -66,7 +66,8 @@ export interface Publication {
    * When the load began, in this client's estimate of the server's clock
    * (ms), with the envelope's `loadMs` and its byte offset: the script raises
    * `loadMs` to the time since then. Absent when the clock is not known yet
-   * or the field is wider than its padding.
+   * (nothing raised); `offset` is -1 when the field is wider than its
+   * padding (nothing raised either).
    */
   readonly began?: { readonly at: number; readonly loadMs: number; readonly offset: number };
 }

@@ -16,8 +16,9 @@
  * "Older" compares when loads started, in server time (publishedAt less
  * loadMs; the publishing script makes loadMs reach back to when the load
  * began, so a write that arrived late is not taken for a later load): an
- * entry published before the unstored value's load ended is older when its load started before that load did; one published after it
- * when its load started before that load ended (such an entry was never
+ * entry published before the unstored value's load ended is older when its
+ * load started before that load did; one published after it when its load
+ * started before that load ended (such an entry was never
  * served here before the unstored value, so preferring the unstored value
  * serves nothing older than what was served). A stored entry whose load
  * began within {@linkcode SIMULTANEOUS_MS} of that mark counts as older.
@@ -33,8 +34,8 @@ const MAX_KEPT = 10_000;
  * process' estimate of the server's clock, already widened by the estimate's
  * error (half the round trip it was measured over: a stored entry's start is
  * the earliest it may have been, a kept value's the latest); what is left is
- * each local clock's drift since its estimate (up to 30 s old) and rounding
- * to the ms. The value served here wins, since it was served: an entry
+ * each local clock's drift since its estimate was measured, and rounding to
+ * the ms. The value served here wins, since it was served: an entry
  * stored elsewhere must have begun clearly later to retire it. Of two values
  * kept here (both served here, their starts on the local clock) the later
  * start wins outright.

@@ -88,8 +88,44 @@ test("a loose estimate gives way only to a tighter one", async () => {
   assert.is(c.sent, sent + 1);
   // The re-measure was answered, and the tighter estimate kept.
   await until(() => c.answered === sent + 1);
-  await null;
   assert.is(c.clock.errorMs("k"), 20);
+});
+
+test("a link that stays slow is re-measured less and less often: 1 s, 2 s, 4 s", async () => {
+  const c = measured(() => 40);
+  await c.clock.sync("k");
+  let sent = c.sent;
+  for (const waitMs of [1_000, 2_000, 4_000]) {
+    c.advance(waitMs - 1);
+    c.clock.at("k");
+    assert.is(c.sent, sent, `not yet, ${waitMs - 1} ms after the last`);
+    c.advance(1);
+    c.clock.at("k");
+    assert.is(c.sent, ++sent, `${waitMs} ms after the last`);
+    await until(() => c.answered === sent);
+  }
+});
+
+test("caches sharing a server's estimate (a Worker's, one per request) start one re-measure between them", async () => {
+  let local = 1_000;
+  let sent = 0;
+  // Named so that no other cache of this process shares its estimate.
+  const redis = {
+    serverName: `clock-test-${Math.random()}`,
+    send(command: readonly Arg[], options?: SendOptions) {
+      sent++;
+      return db.redis.send(command, options);
+    },
+  };
+  const caches = [1, 2, 3].map(() =>
+    new ServerClock({ redis, now: () => local, commandTimeoutMs: 5000, shared: true })
+  );
+  await caches[0]!.sync("k");
+  assert.ok(caches[2]!.known("k"), "shared");
+  const before = sent;
+  local += 30_000;
+  for (const clock of caches) clock.at("k");
+  assert.is(sent, before + 1);
 });
 
 test.run();

@@ -90,4 +90,30 @@ test("a raise that would not fit the padded field stops at its widest", async ()
   assert.is(e.loadMs, 9_999_999);
 });
 
+test("a binary envelope with tags and a non-ASCII payload: the offset is a byte offset, the payload untouched", async () => {
+  const fields = { ...FIELDS, tags: ["é,=;", "user:1"], tagVersions: ["v1", "v2"] };
+  const payload = new TextEncoder().encode("héllo ✓ 𝄞");
+  const envelope = encodeEnvelope(fields, payload) as Uint8Array;
+  assert.instance(envelope, Uint8Array);
+  const key = `${db.ns()}:k`;
+  const began = (await serverMs()) - 1000;
+  assert.ok(
+    await publish(db.redis, {
+      key,
+      lease: `${key}:lease`,
+      mode: "plain",
+      envelope,
+      px: 60_000,
+      channel: "",
+      began: { at: began, loadMs: 12, offset: loadMsOffset(fields) },
+    }),
+  );
+  const raw = await db.redis.send(["GET", key], { buffers: true }) as Uint8Array;
+  assert.is(raw.length, envelope.length);
+  const back = decodeEnvelope(raw);
+  assert.is(back.publishedAt - back.loadMs, began);
+  assert.equal(back.tags, fields.tags);
+  assert.is(new TextDecoder().decode(back.payload as Uint8Array), "héllo ✓ 𝄞");
+});
+
 test.run();
