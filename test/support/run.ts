@@ -54,6 +54,9 @@ if ((process.exitCode ?? 0) !== 0) console.error(`\nrandom draws of this run: HE
 // socket) must not keep CI waiting forever.
 const code = process.exitCode ?? 0;
 setTimeout(() => {
-  console.error("warning: open handles kept the test process alive 2 s after the last suite");
+  // Named by kind (TCPWRAP, Timeout...) where the runtime tells, so a leak can be traced.
+  const info = (process as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.();
+  const kinds = info === undefined ? "" : ` (${info.join(", ")})`;
+  console.error(`warning: open handles kept the test process alive 2 s after the last suite${kinds}`);
   process.exit(code);
 }, 2000).unref?.();
