@@ -13,6 +13,8 @@ import { useRedis } from "../../support/fixture.ts";
 const test = suite("publication script");
 const db = useRedis(test, { prefix: "scripts" });
 
+const encoder = new TextEncoder();
+
 const FIELDS = {
   negative: false,
   freshMs: 60_000,
@@ -30,9 +32,14 @@ async function serverMs(): Promise<number> {
   return Math.floor(Number(seconds) * 1000 + Number(micros) / 1000);
 }
 
-async function published(key: string, began?: { at: number; loadMs: number; offset: number }) {
-  const fields = began === undefined ? FIELDS : { ...FIELDS, loadMs: began.loadMs };
-  const envelope = encodeEnvelope(fields, "payload");
+/** Publish an envelope of `fields` (loadMs from `began`) and `payload`, and read it back, checking it was rewritten in place. */
+async function published(
+  key: string,
+  began?: { at: number; loadMs: number; offset: number },
+  fields: Parameters<typeof encodeEnvelope>[0] = FIELDS,
+  payload: string | Uint8Array = "payload",
+) {
+  const envelope = encodeEnvelope(began === undefined ? fields : { ...fields, loadMs: began.loadMs }, payload);
   assert.ok(
     await publish(db.redis, {
       key,
@@ -44,11 +51,11 @@ async function published(key: string, began?: { at: number; loadMs: number; offs
       ...(began === undefined ? {} : { began }),
     }),
   );
-  const raw = await db.redis.send(["GET", key]);
-  const envelopeBack = decodeEnvelope(raw as string);
-  assert.is(envelopeBack.payload, "payload", "the payload is untouched");
-  assert.is((raw as string).length, (envelope as string).length, "rewritten in place");
-  return envelopeBack;
+  const raw = await db.redis.send(["GET", key], { buffers: typeof payload !== "string" }) as string | Uint8Array;
+  const back = decodeEnvelope(raw);
+  assert.equal(back.payload, payload, "the payload is untouched");
+  assert.is(raw.length, envelope.length, "rewritten in place");
+  return back;
 }
 
 test("a write that arrives a second after its load began: loadMs reaches back to that moment", async () => {
@@ -92,28 +99,11 @@ test("a raise that would not fit the padded field stops at its widest", async ()
 
 test("a binary envelope with tags and a non-ASCII payload: the offset is a byte offset, the payload untouched", async () => {
   const fields = { ...FIELDS, tags: ["é,=;", "user:1"], tagVersions: ["v1", "v2"] };
-  const payload = new TextEncoder().encode("héllo ✓ 𝄞");
-  const envelope = encodeEnvelope(fields, payload) as Uint8Array;
-  assert.instance(envelope, Uint8Array);
-  const key = `${db.ns()}:k`;
   const began = (await serverMs()) - 1000;
-  assert.ok(
-    await publish(db.redis, {
-      key,
-      lease: `${key}:lease`,
-      mode: "plain",
-      envelope,
-      px: 60_000,
-      channel: "",
-      began: { at: began, loadMs: 12, offset: loadMsOffset(fields) },
-    }),
-  );
-  const raw = await db.redis.send(["GET", key], { buffers: true }) as Uint8Array;
-  assert.is(raw.length, envelope.length);
-  const back = decodeEnvelope(raw);
+  const offset = loadMsOffset(fields);
+  const back = await published(`${db.ns()}:k`, { at: began, loadMs: 12, offset }, fields, encoder.encode("héllo ✓ 𝄞"));
   assert.is(back.publishedAt - back.loadMs, began);
   assert.equal(back.tags, fields.tags);
-  assert.is(new TextDecoder().decode(back.payload as Uint8Array), "héllo ✓ 𝄞");
 });
 
 test.run();
