@@ -19,6 +19,7 @@ import { connect, type RedisClient } from "../resp/mod.ts";
 /** The caches of the cache-level table, in the order they run and print. */
 export const CACHES = [
   "raw-get",
+  "raw-get-tracking",
   "cl",
   "full",
   "full-str",
@@ -27,6 +28,7 @@ export const CACHES = [
   "near-full",
   "node-redis-csc",
   "bento-l1l2",
+  "bento-l1",
   "bento-l2",
   "cachified",
 ] as const;
@@ -35,14 +37,19 @@ export type CacheName = (typeof CACHES)[number];
 /** What each row is, for the table. */
 export const CACHE_LABELS: Record<CacheName, string> = {
   "raw-get": 'herdless raw `send(["GET", key])` + JSON.parse',
+  "raw-get-tracking":
+    'herdless raw `send(["GET", key])` + JSON.parse, CLIENT TRACKING on',
   cl: "herdless `pipeline(coalesce(), lease())`, README call",
   full: "herdless full pipeline, README call",
-  "full-str": "herdless full pipeline, string id + loader built once, no options",
+  "full-str":
+    "herdless full pipeline, string id + loader built once, no options",
   "near-cl": "herdless `pipeline(near(), coalesce(), lease())`, README call",
-  "near-cl-str": "herdless `pipeline(near(), coalesce(), lease())`, string id + loader built once, no options",
+  "near-cl-str":
+    "herdless `pipeline(near(), coalesce(), lease())`, string id + loader built once, no options",
   "near-full": "herdless `near()` + full pipeline, README call",
   "node-redis-csc": "node-redis 5 `clientSideCache` (RESP3 tracking)",
   "bento-l1l2": "Bentocache 1.6, memory L1 + Redis L2 + bus",
+  "bento-l1": "Bentocache 1.6, memory L1 only",
   "bento-l2": "Bentocache 1.6, Redis only (L2)",
   cachified: "cachified 5.6 over node-redis",
 };
@@ -60,7 +67,8 @@ export const NEAR_CACHES: readonly CacheName[] = [
  * options object, all built per call. The `-str` rows beside them reuse a
  * string identity and a loader built before the timed loop, and pass no options.
  */
-export const README_CALL = 'get(["item", i], ({ signal }) => load(i, signal), { timeoutMs: 2_000 })';
+export const README_CALL =
+  'get(["item", i], ({ signal }) => load(i, signal), { timeoutMs: 2_000 })';
 
 /** Distinct keys read. */
 export const CACHE_KEYS = 1_000;
@@ -157,7 +165,11 @@ export function describeLayers(
   layers: readonly [string, Record<string, unknown> | undefined][],
 ): string {
   return layers.map(([n, o]) =>
-    `${n}(${o === undefined ? "" : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")})`
+    `${n}(${
+      o === undefined
+        ? ""
+        : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")
+    })`
   ).join(", ");
 }
 
@@ -170,7 +182,9 @@ function strategies(
     if (typeof factory !== "function") {
       throw new Error(`not available: the cache module exports no ${name}()`);
     }
-    return options === undefined ? (factory as Factory)() : (factory as Factory)(options);
+    return options === undefined
+      ? (factory as Factory)()
+      : (factory as Factory)(options);
   });
 }
 
@@ -186,7 +200,9 @@ export function herdlessPipeline(
 ): HerdlessCache {
   if (typeof mod.pipeline !== "function") {
     throw new Error(
-      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
+      `not available: ${
+        mod.unavailable ?? "the cache module exports no pipeline()"
+      }`,
     );
   }
   const s = strategies(layers);
@@ -197,7 +213,11 @@ export function herdlessPipeline(
     );
   } catch (error) {
     throw new Error(
-      `not available: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+      `not available: ${
+        error instanceof Error
+          ? `${error.name}: ${error.message}`
+          : String(error)
+      }`,
     );
   }
 }
@@ -230,7 +250,8 @@ export function herdlessResp(): 2 | 3 {
   return process.env.BENCH_HERDLESS_RESP === "2" ? 2 : 3;
 }
 
-const keyOf = (prefix: string) => Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
+const keyOf = (prefix: string) =>
+  Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
 const FILL_AT_ONCE = 32;
 
 /** Run `get` once per key to fill, `FILL_AT_ONCE` at a time, then check that key 7 reads back value 7. */
@@ -265,13 +286,20 @@ export async function openCache(
   const counted = { loads: () => loads };
 
   switch (name) {
-    case "raw-get": {
-      // The floor every cache is measured against: one GET of the plain JSON, one parse.
-      const redis = await connect({ url, resp: herdlessResp() });
-      const keys = keyOf("bench:cache:raw:");
+    case "raw-get":
+    case "raw-get-tracking": {
+      // The floor every cache is measured against: one GET of the plain JSON, one parse. With tracking on, the
+      // server remembers every key read, as it does for a pipeline on a RESP3 client: that cost is on both sides.
+      const tracked = name === "raw-get-tracking";
+      const resp = tracked ? 3 : herdlessResp();
+      const redis = await connect({ url, resp });
+      if (tracked) await redis.track({ invalidate() {}, reset() {} });
+      const keys = keyOf(tracked ? "bench:cache:rawt:" : "bench:cache:raw:");
       return await fill({
         ...counted,
-        config: `connect({ resp: ${herdlessResp()} }); send(["GET", key]) then JSON.parse; a miss loads and SETs PX`,
+        config: `connect({ resp: ${resp} });${
+          tracked ? " track() (CLIENT TRACKING ON);" : ""
+        } send(["GET", key]) then JSON.parse; a miss loads and SETs PX`,
         async get(i) {
           const k = i % CACHE_KEYS;
           const raw = await redis.send(["GET", keys[k]!]);
@@ -325,9 +353,14 @@ export async function openCache(
         };
       const c = await fill({
         ...counted,
-        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${describeLayers(all)}); ${
-          strings ? 'get(ids[i] ("item:<i>", built once), loaders[i] (built once))' : README_CALL
-        }`,
+        config:
+          `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
+            describeLayers(all)
+          }); ${
+            strings
+              ? 'get(ids[i] ("item:<i>", built once), loaders[i] (built once))'
+              : README_CALL
+          }`,
         get,
         close: async () => {
           await cache.close();
@@ -406,6 +439,34 @@ export async function openCache(
         close: () => client.quit().then(() => undefined),
       });
     }
+    case "bento-l1": {
+      const { BentoCache, bentostore } = await import("bentocache");
+      const { memoryDriver } = await import("bentocache/drivers/memory");
+      const bento = new BentoCache({
+        default: "cache",
+        stores: {
+          cache: bentostore().useL1Layer(
+            memoryDriver({ maxItems: 10_000, serialize: false }),
+          ),
+        },
+      });
+      const cache = bento.use("cache");
+      const keys = keyOf("item:");
+      return await fill({
+        ...counted,
+        config:
+          'new BentoCache({ stores: { cache: bentostore().useL1Layer(memoryDriver({ maxItems: 10000, serialize: false })) } }).use("cache").getOrSet({ key, factory, ttl: 600000 })',
+        get(i) {
+          const k = i % CACHE_KEYS;
+          return cache.getOrSet({
+            key: keys[k]!,
+            factory: loaders[k]!,
+            ttl: CACHE_TTL_MS,
+          });
+        },
+        close: () => bento.disconnectAll(),
+      });
+    }
     case "bento-l1l2":
     case "bento-l2": {
       const { BentoCache, bentostore } = await import("bentocache");
@@ -456,11 +517,15 @@ export async function openCache(
       return await fill({
         ...counted,
         config: `new BentoCache({ stores: { cache: bentostore()${
-          tiered ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))" : ""
+          tiered
+            ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))"
+            : ""
         }.useL2Layer(redisDriver({ connection: new Redis({ enableAutoPipelining: ${autoPipelining} }) }))${
           tiered ? ".useBus(redisBusDriver({ connection }))" : ""
         } } }).use("cache").getOrSet({ key, factory, ttl: 600000 })${
-          tiered ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)" : ""
+          tiered
+            ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)"
+            : ""
         }`,
         get(i) {
           const k = i % CACHE_KEYS;
