@@ -14,6 +14,20 @@ if (!files.includes("dist/mod.js") || !files.includes("dist/mod.d.ts")) {
   console.error("npm pack lacks dist/mod.js or dist/mod.d.ts:", files);
   process.exit(1);
 }
+// Every entry of the export map (".", "./resp", "./strategy") ships its code and its types.
+const { exports: entries } = JSON.parse(
+  execFileSync("node", ["-e", "process.stdout.write(require('fs').readFileSync('package.json','utf8'))"], {
+    encoding: "utf8",
+  }),
+);
+for (const [entry, target] of Object.entries(entries)) {
+  for (const file of [target.types, target.default]) {
+    if (!files.includes(file.replace(/^\.\//, ""))) {
+      console.error(`npm pack lacks ${file}, the ${entry} entry of package.json`);
+      process.exit(1);
+    }
+  }
+}
 const mod = await import(new URL("../dist/mod.js", import.meta.url).href);
 for (const name of ["connect", "pipeline", "lease", "Script", "RedisClient"]) {
   if (!(name in mod)) {

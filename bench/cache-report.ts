@@ -6,11 +6,7 @@
  * @module
  */
 import { CACHE_LABELS, type CacheName, CACHES, NEAR_CACHES } from "./caches.ts";
-import {
-  COHERENCE_LABELS,
-  type CoherenceResult,
-  quantile,
-} from "./coherence.ts";
+import { COHERENCE_LABELS, type CoherenceResult, quantile } from "./coherence.ts";
 import { MEMORY_LABELS, type MemoryResult } from "./memory.ts";
 import { median, type Series, spread, type TargetResult } from "./report.ts";
 import type { CacheScenario } from "./scenarios.ts";
@@ -33,10 +29,7 @@ const find = (
   series: readonly Series[],
   scenario: CacheScenario,
   cache: CacheName,
-) =>
-  series.find((s) =>
-    s.runtime === "node" && s.scenario === scenario && s.client === cache
-  );
+) => series.find((s) => s.runtime === "node" && s.scenario === scenario && s.client === cache);
 
 function ops(
   series: readonly Series[],
@@ -45,9 +38,7 @@ function ops(
   pick = median,
 ): number | undefined {
   const s = find(series, scenario, cache);
-  return s === undefined || s.opsPerSec.length === 0
-    ? undefined
-    : pick(s.opsPerSec);
+  return s === undefined || s.opsPerSec.length === 0 ? undefined : pick(s.opsPerSec);
 }
 
 const best = (xs: readonly number[]) => Math.max(...xs);
@@ -66,11 +57,7 @@ const fmtMiB = (
   b: number | undefined,
 ) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const fmtUs = (us: number | undefined) =>
-  us === undefined
-    ? "-"
-    : us >= 1000
-    ? `${(us / 1000).toFixed(2)} ms`
-    : `${Math.round(us)} µs`;
+  us === undefined ? "-" : us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`;
 /** A reason cut to a table cell: the first 90 characters, at a word boundary. */
 export function short(reason: string): string {
   if (reason.length <= 90) return reason;
@@ -96,8 +83,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
     ["cache-100", "100 in flight"],
     ["cache-seq", "sequential"],
   ];
-  const has = (scenario: CacheScenario) =>
-    c.series.some((s) => s.scenario === scenario);
+  const has = (scenario: CacheScenario) => c.series.some((s) => s.scenario === scenario);
   const atLeast = (
     name: string,
     a: CacheName,
@@ -110,9 +96,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
       ops(c.series, scenario, a, best),
       ops(c.series, scenario, b, best),
     );
-    const why = NEAR_CACHES.includes(a) && c.nearWhy !== undefined
-      ? `not available: ${short(c.nearWhy)}`
-      : undefined;
+    const why = NEAR_CACHES.includes(a) && c.nearWhy !== undefined ? `not available: ${short(c.nearWhy)}` : undefined;
     out.push({
       name,
       ratio: r,
@@ -127,9 +111,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
     for (const [scenario, label] of scenarios) {
       if (!has(scenario) && c.nearWhy === undefined) continue;
       atLeast(
-        `near hit (${
-          CACHE_LABELS[near]
-        }), ${label}: / node-redis clientSideCache`,
+        `near hit (${CACHE_LABELS[near]}), ${label}: / node-redis clientSideCache`,
         near,
         "node-redis-csc",
         scenario,
@@ -185,8 +167,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
       perEntry("node-redis-csc", field),
     );
     out.push({
-      name:
-        `near entry memory (${what}): herdless / node-redis clientSideCache`,
+      name: `near entry memory (${what}): herdless / node-redis clientSideCache`,
       ratio: r,
       best: undefined,
       want: "<= 1.00x",
@@ -196,22 +177,16 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
   }
   if (c.coherence !== undefined || c.coherenceWhy !== undefined) {
     const r = c.coherence?.find((x) => x.variant === "herdless");
-    const p99 = r === undefined || r.error !== undefined
-      ? undefined
-      : quantile(r.lagUs, 0.99);
+    const p99 = r === undefined || r.error !== undefined ? undefined : quantile(r.lagUs, 0.99);
     out.push({
       name: "coherence lag p99 (herdless near(), loopback), ms",
       ratio: p99 === undefined ? undefined : p99 / 1000,
       best: undefined,
       want: "<= 2 ms",
-      met: p99 === undefined
-        ? undefined
-        : p99 <= 2000 && (r?.timeouts ?? 0) === 0,
+      met: p99 === undefined ? undefined : p99 <= 2000 && (r?.timeouts ?? 0) === 0,
       ...(p99 === undefined
         ? {
-          note: `not available: ${
-            short(r?.error ?? c.coherenceWhy ?? "no figure")
-          }`,
+          note: `not available: ${short(r?.error ?? c.coherenceWhy ?? "no figure")}`,
         }
         : {}),
     });
@@ -222,9 +197,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
 /** The cache section as Markdown. */
 export function cacheMarkdown(c: CacheSection): string {
   const out: string[] = [];
-  const ran = c.series.some((s) =>
-    s.scenario === "cache-100" || s.scenario === "cache-seq"
-  );
+  const ran = c.series.some((s) => s.scenario === "cache-100" || s.scenario === "cache-seq");
   if (ran || c.nearWhy !== undefined) {
     out.push(
       `Cache level on Node: \`get(key, loader)\` hits, 1,000 keys, 120-byte JSON values, ops/s (median of ${c.reps}; ± is half the spread when it reaches 10%; ratios to herdless' raw GET)`,
@@ -237,9 +210,7 @@ export function cacheMarkdown(c: CacheSection): string {
         return s.errors.length > 0 ? `error: ${short(s.errors[0]!)}` : "-";
       }
       const sp = spread(s.opsPerSec);
-      return `${fmtOps(median(s.opsPerSec))}${
-        sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""
-      }`;
+      return `${fmtOps(median(s.opsPerSec))}${sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""}`;
     };
     const rows = CACHES.map((cache) => {
       if (NEAR_CACHES.includes(cache) && c.nearWhy !== undefined) {
@@ -267,9 +238,7 @@ export function cacheMarkdown(c: CacheSection): string {
         cell("cache-seq", cache),
         r("cache-seq"),
         fmtMiB(
-          rss && rss.peakRssBytes.length > 0
-            ? median(rss.peakRssBytes)
-            : undefined,
+          rss && rss.peakRssBytes.length > 0 ? median(rss.peakRssBytes) : undefined,
         ),
       ];
     });
@@ -323,18 +292,14 @@ export function cacheMarkdown(c: CacheSection): string {
       const q = (xs: number[], p: number) => fmtUs(quantile(xs, p));
       return [
         COHERENCE_LABELS[r.variant],
-        `${r.lagUs.length.toLocaleString("en-US")} of ${
-          r.writes.toLocaleString("en-US")
-        }`,
+        `${r.lagUs.length.toLocaleString("en-US")} of ${r.writes.toLocaleString("en-US")}`,
         q(r.lagUs, 0.5),
         q(r.lagUs, 0.99),
         fmtUs(r.lagUs.at(-1)),
         `${q(r.fromSendUs, 0.5)} / ${q(r.fromSendUs, 0.99)}`,
         r.droppedUs === undefined || r.droppedUs.length === 0
           ? "-"
-          : `${q(r.droppedUs, 0.5)} / ${q(r.droppedUs, 0.99)} (${
-            r.droppedUs.length.toLocaleString("en-US")
-          })`,
+          : `${q(r.droppedUs, 0.5)} / ${q(r.droppedUs, 0.99)} (${r.droppedUs.length.toLocaleString("en-US")})`,
         String(r.timeouts + (r.regressions ?? 0)),
         r.pollUs === undefined ? "-" : `${r.pollUs.toFixed(1)} µs`,
       ];
@@ -378,16 +343,12 @@ export function cacheMarkdown(c: CacheSection): string {
         m.entries.toLocaleString("en-US"),
       );
       out.push(
-        `Near-tier memory: ${label}, ${
-          m.entries.toLocaleString("en-US")
-        } entries of 120 bytes (RSS after GC)`,
+        `Near-tier memory: ${label}, ${m.entries.toLocaleString("en-US")} entries of 120 bytes (RSS after GC)`,
         "",
       );
       if (m.error !== undefined) {
         out.push(
-          `${m.steps.length >= 2 ? "cut short" : "not available"}: ${
-            short(m.error)
-          }`,
+          `${m.steps.length >= 2 ? "cut short" : "not available"}: ${short(m.error)}`,
           "",
         );
         if (m.steps.length < 2) continue;
@@ -396,15 +357,9 @@ export function cacheMarkdown(c: CacheSection): string {
       const rows = m.steps.map((s) => [
         s.step,
         fmtMiB(s.rssBytes),
-        first === undefined
-          ? "-"
-          : `${s.rssBytes >= first.rssBytes ? "+" : ""}${
-            fmtMiB(s.rssBytes - first.rssBytes)
-          }`,
+        first === undefined ? "-" : `${s.rssBytes >= first.rssBytes ? "+" : ""}${fmtMiB(s.rssBytes - first.rssBytes)}`,
         fmtMiB(s.heapUsedBytes),
-        s.nearEntries === undefined
-          ? "-"
-          : s.nearEntries.toLocaleString("en-US"),
+        s.nearEntries === undefined ? "-" : s.nearEntries.toLocaleString("en-US"),
         s.trackingKeys === undefined
           ? "-"
           : `${s.trackingKeys.toLocaleString("en-US")}${
@@ -429,9 +384,7 @@ export function cacheMarkdown(c: CacheSection): string {
       const filled = m.steps[1];
       if (first !== undefined && filled !== undefined) {
         out.push(
-          `Per entry: ${
-            Math.round((filled.rssBytes - first.rssBytes) / m.entries)
-          } bytes of RSS, ${
+          `Per entry: ${Math.round((filled.rssBytes - first.rssBytes) / m.entries)} bytes of RSS, ${
             Math.round((filled.heapUsedBytes - first.heapUsedBytes) / m.entries)
           } bytes of V8 heap.`,
           "",
@@ -450,9 +403,7 @@ export function cacheMarkdown(c: CacheSection): string {
           t,
         ) => [
           t.name,
-          t.name.endsWith(", ms")
-            ? (t.ratio === undefined ? "-" : t.ratio.toFixed(2))
-            : fmtRatio(t.ratio),
+          t.name.endsWith(", ms") ? (t.ratio === undefined ? "-" : t.ratio.toFixed(2)) : fmtRatio(t.ratio),
           fmtRatio(t.best),
           t.want,
           verdict(t),

@@ -37,15 +37,12 @@ export type CacheName = (typeof CACHES)[number];
 /** What each row is, for the table. */
 export const CACHE_LABELS: Record<CacheName, string> = {
   "raw-get": 'herdless raw `send(["GET", key])` + JSON.parse',
-  "raw-get-tracking":
-    'herdless raw `send(["GET", key])` + JSON.parse, CLIENT TRACKING on',
+  "raw-get-tracking": 'herdless raw `send(["GET", key])` + JSON.parse, CLIENT TRACKING on',
   cl: "herdless `pipeline(coalesce(), lease())`, README call",
   full: "herdless full pipeline, README call",
-  "full-str":
-    "herdless full pipeline, string id + loader built once, no options",
+  "full-str": "herdless full pipeline, string id + loader built once, no options",
   "near-cl": "herdless `pipeline(near(), coalesce(), lease())`, README call",
-  "near-cl-str":
-    "herdless `pipeline(near(), coalesce(), lease())`, string id + loader built once, no options",
+  "near-cl-str": "herdless `pipeline(near(), coalesce(), lease())`, string id + loader built once, no options",
   "near-full": "herdless `near()` + full pipeline, README call",
   "node-redis-csc": "node-redis 5 `clientSideCache` (RESP3 tracking)",
   "bento-l1l2": "Bentocache 1.6, memory L1 + Redis L2 + bus",
@@ -67,8 +64,7 @@ export const NEAR_CACHES: readonly CacheName[] = [
  * options object, all built per call. The `-str` rows beside them reuse a
  * string identity and a loader built before the timed loop, and pass no options.
  */
-export const README_CALL =
-  'get(["item", i], ({ signal }) => load(i, signal), { timeoutMs: 2_000 })';
+export const README_CALL = 'get(["item", i], ({ signal }) => load(i, signal), { timeoutMs: 2_000 })';
 
 /** Distinct keys read. */
 export const CACHE_KEYS = 1_000;
@@ -165,11 +161,7 @@ export function describeLayers(
   layers: readonly [string, Record<string, unknown> | undefined][],
 ): string {
   return layers.map(([n, o]) =>
-    `${n}(${
-      o === undefined
-        ? ""
-        : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")
-    })`
+    `${n}(${o === undefined ? "" : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")})`
   ).join(", ");
 }
 
@@ -182,9 +174,7 @@ function strategies(
     if (typeof factory !== "function") {
       throw new Error(`not available: the cache module exports no ${name}()`);
     }
-    return options === undefined
-      ? (factory as Factory)()
-      : (factory as Factory)(options);
+    return options === undefined ? (factory as Factory)() : (factory as Factory)(options);
   });
 }
 
@@ -200,9 +190,7 @@ export function herdlessPipeline(
 ): HerdlessCache {
   if (typeof mod.pipeline !== "function") {
     throw new Error(
-      `not available: ${
-        mod.unavailable ?? "the cache module exports no pipeline()"
-      }`,
+      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
     );
   }
   const s = strategies(layers);
@@ -213,11 +201,7 @@ export function herdlessPipeline(
     );
   } catch (error) {
     throw new Error(
-      `not available: ${
-        error instanceof Error
-          ? `${error.name}: ${error.message}`
-          : String(error)
-      }`,
+      `not available: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
     );
   }
 }
@@ -250,8 +234,7 @@ export function herdlessResp(): 2 | 3 {
   return process.env.BENCH_HERDLESS_RESP === "2" ? 2 : 3;
 }
 
-const keyOf = (prefix: string) =>
-  Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
+const keyOf = (prefix: string) => Array.from({ length: CACHE_KEYS }, (_, i) => `${prefix}${i}`);
 const FILL_AT_ONCE = 32;
 
 /** Run `get` once per key to fill, `FILL_AT_ONCE` at a time, then check that key 7 reads back value 7. */
@@ -353,14 +336,9 @@ export async function openCache(
         };
       const c = await fill({
         ...counted,
-        config:
-          `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${
-            describeLayers(all)
-          }); ${
-            strings
-              ? 'get(ids[i] ("item:<i>", built once), loaders[i] (built once))'
-              : README_CALL
-          }`,
+        config: `connect({ resp: ${resp} }); pipeline({ ttlMs: ${CACHE_TTL_MS} }, ${describeLayers(all)}); ${
+          strings ? 'get(ids[i] ("item:<i>", built once), loaders[i] (built once))' : README_CALL
+        }`,
         get,
         close: async () => {
           await cache.close();
@@ -517,15 +495,11 @@ export async function openCache(
       return await fill({
         ...counted,
         config: `new BentoCache({ stores: { cache: bentostore()${
-          tiered
-            ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))"
-            : ""
+          tiered ? ".useL1Layer(memoryDriver({ maxItems: 10000, serialize: false }))" : ""
         }.useL2Layer(redisDriver({ connection: new Redis({ enableAutoPipelining: ${autoPipelining} }) }))${
           tiered ? ".useBus(redisBusDriver({ connection }))" : ""
         } } }).use("cache").getOrSet({ key, factory, ttl: 600000 })${
-          tiered
-            ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)"
-            : ""
+          tiered ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)" : ""
         }`,
         get(i) {
           const k = i % CACHE_KEYS;

@@ -6,7 +6,7 @@
  *
  *   node --import tsx bench/codec.ts
  */
-import { resolveCodec } from "../strategies/codec.ts";
+import { resolveCodec } from "../strategies/codec/codec.ts";
 
 const json = resolveCodec("json");
 const record = (i: number) => ({

@@ -13,7 +13,7 @@
  *   node --import tsx bench/compression.ts     (also: bun bench/compression.ts)
  */
 import { connect } from "../resp/mod.ts";
-import { compressed } from "../strategies/compressed.ts";
+import { compressed } from "../strategies/codec/compressed.ts";
 import { pipeline } from "../strategies/pipeline/pipeline.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 import {

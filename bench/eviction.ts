@@ -7,7 +7,7 @@
  *   node --import tsx bench/eviction.ts
  */
 import { SieveTier } from "../strategies/near.ts";
-import type { StoredEntry } from "../strategies/types.ts";
+import type { StoredEntry } from "../strategies/contract.ts";
 
 const ENTRY: StoredEntry = {
   value: 1,

@@ -14,24 +14,11 @@
 import { Session } from "node:inspector/promises";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import {
-  coalesce,
-  connect,
-  jitter,
-  lease,
-  limit,
-  near,
-  pipeline,
-  type Strategy,
-  swr,
-  xfetch,
-} from "../mod.ts";
+import { coalesce, connect, jitter, lease, limit, near, pipeline, type Strategy, swr, xfetch } from "../mod.ts";
 import { startRedis } from "../test/support/redis-server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const server = process.env.REDIS_URL === undefined
-  ? await startRedis()
-  : undefined;
+const server = process.env.REDIS_URL === undefined ? await startRedis() : undefined;
 const url = process.env.REDIS_URL ?? server!.url;
 
 const session = new Session();
@@ -51,8 +38,7 @@ interface Coverage {
 
 /** The files of `strategies/` that ran since the last call (each call resets the counts), with their functions. */
 async function ran(): Promise<Map<string, string[]>> {
-  const { result } =
-    (await session.post("Profiler.takePreciseCoverage")) as unknown as Coverage;
+  const { result } = (await session.post("Profiler.takePreciseCoverage")) as unknown as Coverage;
   const files = new Map<string, string[]>();
   for (const script of result) {
     if (!script.url.startsWith("file://")) continue;
@@ -118,9 +104,7 @@ for (const row of rows) {
     : after.hits - before.hits - (after.nearHits - before.nearHits);
   if (kind !== 1 || after.loads !== before.loads) {
     console.error(
-      `${row.name}: the measured get was not one ${
-        row.near ? "near" : "remote"
-      } hit`,
+      `${row.name}: the measured get was not one ${row.near ? "near" : "remote"} hit`,
     );
     failed = true;
   }

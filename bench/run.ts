@@ -13,6 +13,7 @@
  *   npm run bench -- --only cache      only the cache-level table, coherence lag and near memory
  *                                      (groups: client, hit, cache; or scenarios: cache-100, cache-seq,
  *                                      coherence, memory, get-seq, ...); --writes and --entries size the last two
+ *   npm run bench -- --only cache-100 --caches raw-get-tracking,full   some rows of the cache table
  *   npm run bench -- --cpu-prof        also write V8 CPU profiles of every worker to bench/.out/prof
  *                                      (sampling every --cpu-prof-interval µs, default 1000)
  *
@@ -74,6 +75,8 @@ interface Options {
   cpuProf: boolean;
   cpuProfIntervalUs: number;
   pin: boolean;
+  /** The rows of the cache table to run (`--caches`); all by default. */
+  caches: readonly CacheName[];
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -96,6 +99,7 @@ function parseArgs(argv: readonly string[]): Options {
     cpuProf: argv.includes("--cpu-prof"),
     cpuProfIntervalUs: 1000,
     pin: !argv.includes("--no-pin"),
+    caches: CACHES,
   };
   const value = (name: string) => {
     const i = argv.indexOf(name);
@@ -118,6 +122,18 @@ function parseArgs(argv: readonly string[]): Options {
   o.cpuProfIntervalUs = int("--cpu-prof-interval", 10) ?? o.cpuProfIntervalUs;
   o.writes = int("--writes", 1) ?? o.writes;
   o.entries = int("--entries", 1) ?? o.entries;
+  const caches = value("--caches");
+  if (caches !== undefined) {
+    const names = caches.split(",").map((s) => s.trim());
+    for (const n of names) {
+      if (!(CACHES as readonly string[]).includes(n)) {
+        throw new RangeError(
+          `Cannot run the bench: unknown cache '${n}' in --caches (known: ${CACHES.join(", ")})`,
+        );
+      }
+    }
+    o.caches = CACHES.filter((n) => names.includes(n));
+  }
   const only = value("--only");
   if (only !== undefined) {
     const known = [
@@ -296,7 +312,7 @@ function plan(
   // The cache-level table: every cache in its own process, interleaved, Node only.
   for (const scenario of o.node ? o.cache : []) {
     for (let rep = 1; rep <= o.reps; rep++) {
-      for (const client of CACHES) {
+      for (const client of o.caches) {
         // near() rows without client tracking say why instead (probed once by the parent).
         if (NEAR_CACHES.includes(client) && nearWhy !== undefined) continue;
         jobs.push({

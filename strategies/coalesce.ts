@@ -4,7 +4,7 @@
  * @module
  */
 import { onAbort } from "../resp/shared/mod.ts";
-import type { CacheContext, Outcome, Strategy } from "./types.ts";
+import type { CacheContext, Outcome, Strategy } from "./contract.ts";
 
 /** The strategy {@linkcode coalesce} returns. */
 export interface CoalesceStrategy extends Strategy {
@@ -50,6 +50,7 @@ export function coalesce(): CoalesceStrategy {
   let cache: CacheContext | undefined;
   return {
     name: "coalesce",
+    stage: "process",
     get size() {
       return flights.size;
     },

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CacheContext, Strategy } from "./types.ts";
+import type { CacheContext, Strategy } from "./contract.ts";
 import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode jitter}. */

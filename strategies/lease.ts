@@ -8,7 +8,7 @@ import { clearInterval, setInterval } from "node:timers";
 import { boolean, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 import { TimeoutError } from "../resp/errors.ts";
 import { releaseLease, renewLease } from "./_lease_scripts.ts";
-import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./types.ts";
+import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./contract.ts";
 
 /** Options of {@linkcode lease}. */
 export interface LeaseOptions {
@@ -151,6 +151,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
 
   return {
     name: "lease",
+    stage: "redis",
     leaseMs,
     waitMs,
     renew,

@@ -6,7 +6,7 @@
 import { clearTimeout, setTimeout } from "node:timers";
 import { nonNegativeInt, onAbort, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 import { OverloadedError } from "./errors.ts";
-import type { CacheContext, LoadRequest, Strategy } from "./types.ts";
+import type { CacheContext, LoadRequest, Strategy } from "./contract.ts";
 
 /** Options of {@linkcode limit}. */
 export interface LimitOptions {

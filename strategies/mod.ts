@@ -1,6 +1,7 @@
 /**
  * The cache: `pipeline()` composes strategies into a `Cache` that keeps one
- * expired hot key from becoming a herd on the origin.
+ * expired hot key from becoming a herd on the origin. What a strategy author
+ * needs besides has its own entry, `herdless/strategy` (`strategy.ts`).
  *
  * @example Coalesce in-process, one owner across processes, jittered TTLs
  * ```ts
@@ -14,20 +15,23 @@
  *
  * @module
  */
-export { pipeline } from "./pipeline/mod.ts";
-export type { BatchLoaderContext, CacheResult } from "./pipeline/mod.ts";
-export { cacheStatus, type CacheStatusOptions } from "./cache_status.ts";
-export type {
-  Cache,
-  GetOptions,
-  GetTraceContext,
-  LoadMany,
-  PipelineOptions,
-  SetOptions,
-  WarmOptions,
-  WarmReport,
-} from "./pipeline/mod.ts";
+export { cacheStatus, type CacheStatusOptions, pipeline } from "./pipeline/mod.ts";
 export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/mod.ts";
+export type { Cache, GetTraceContext, LoadMany, WarmReport } from "./cache.ts";
+export type { GetOptions, PipelineOptions, SetOptions, WarmOptions } from "./options.ts";
+export type {
+  BatchLoaderContext,
+  CacheResult,
+  Identity,
+  InvalidationMode,
+  Keys,
+  Loader,
+  LoaderContext,
+  PushCapable,
+  WakeupSource,
+} from "./types.ts";
+export type { CacheEvent, CacheEventBody, CacheEventMessage, CacheStats } from "./events.ts";
+export type { Entry, Strategy } from "./deprecated.ts";
 export { near, type NearOptions, type NearStrategy } from "./near.ts";
 export { coalesce, type CoalesceStrategy } from "./coalesce.ts";
 export { lease, type LeaseOptions, type LeaseStrategy } from "./lease.ts";
@@ -46,34 +50,4 @@ export {
   OverloadedError,
   TimeoutError,
 } from "./errors.ts";
-export type { Codec, CodecOption } from "./codec.ts";
-export type {
-  CacheContext,
-  CacheEvent,
-  CacheEventBody,
-  CacheEventMessage,
-  CacheStats,
-  Entry,
-  Fill,
-  FillRequest,
-  Identity,
-  InvalidationMode,
-  Keys,
-  Load,
-  Loader,
-  LoaderContext,
-  LoadRequest,
-  LocalTier,
-  Outcome,
-  PublishGuard,
-  PushCapable,
-  ReadResult,
-  StoredEntry,
-  Strategy,
-  Ticket,
-  Verdict,
-  Wakeups,
-  WakeupSource,
-  WritePlan,
-} from "./types.ts";
-export { compressed, type CompressedOptions } from "./compressed.ts";
+export { type Codec, type CodecOption, compressed, type CompressedOptions } from "./codec/mod.ts";

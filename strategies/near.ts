@@ -6,7 +6,7 @@
  * @module
  */
 import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
-import type { CacheContext, LocalTier, StoredEntry, Strategy } from "./types.ts";
+import type { CacheContext, LocalTier, StoredEntry, Strategy } from "./contract.ts";
 
 /** Options of {@linkcode near}. */
 export interface NearOptions {
@@ -99,25 +99,27 @@ export function near(options?: NearOptions): NearStrategy {
   const ttlMs = o.ttlMs === undefined ? undefined : positiveInt("create near", "ttlMs", o.ttlMs);
   let now: () => number = () => performance.now();
   const tier = new SieveTier(maxEntries, maxBytes ?? Infinity, () => now());
+  const local: LocalTier = {
+    get: (key) => tier.get(key),
+    // The entry's own lifetime is judged on every hit against the server
+    // clock; the tier keeps a deadline of its own only for `ttlMs`.
+    set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? 0 : now() + ttlMs),
+    delete: (key) => tier.delete(key),
+    clear: () => tier.clear(),
+    get size() {
+      return tier.size;
+    },
+    maxEntries,
+  };
   return {
     name: "near",
     maxEntries,
     maxBytes,
     ttlMs,
-    needsTracking: true,
-    local: {
-      get: (key) => tier.get(key),
-      // The entry's own lifetime is judged on every hit against the server
-      // clock; the tier keeps a deadline of its own only for `ttlMs`.
-      set: (key, entry) => tier.set(key, entry, ttlMs === undefined ? 0 : now() + ttlMs),
-      delete: (key) => tier.delete(key),
-      clear: () => tier.clear(),
-      get size() {
-        return tier.size;
-      },
-    },
+    local,
     attach(c: CacheContext) {
       now = c.now;
+      c.addLocalTier(local);
     },
   };
 }

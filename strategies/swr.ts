@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Strategy } from "./types.ts";
+import type { CacheContext, Strategy } from "./contract.ts";
 import { nonNegativeInt, optionsObject, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode swr}. */
@@ -92,6 +92,10 @@ export function swr(options: SwrOptions): SwrStrategy {
     ifErrorMs,
     maxRefreshes,
     softTimeoutMs,
+    attach(c: CacheContext) {
+      c.limitRefreshes(maxRefreshes);
+      if (softTimeoutMs !== undefined) c.fallbackAfter(softTimeoutMs);
+    },
     read(verdict, entry) {
       if (verdict.kind !== "miss" || entry === undefined || entry.negative) return verdict;
       // The windows are the ones stored with the entry, not ours: every

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CacheContext, Strategy } from "./types.ts";
+import type { CacheContext, Strategy } from "./contract.ts";
 import { optionsObject, positiveNumber } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode xfetch}. */

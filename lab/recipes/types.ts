@@ -8,7 +8,7 @@
  */
 import type { RedisLike } from "../../resp/mod.ts";
 import type { CacheStats } from "../../strategies/mod.ts";
-import { emptyStats } from "../../strategies/pipeline/stats.ts";
+import { emptyStats } from "../../strategies/pipeline/report/stats.ts";
 import { setTimeout } from "node:timers";
 
 /** The environment every recipe takes: the connection and its clocks. */

@@ -3,17 +3,11 @@
  *
  * @module
  */
-export type {
-  Cache,
-  GetOptions,
-  GetTraceContext,
-  LoadMany,
-  PipelineOptions,
-  SetOptions,
-  WarmOptions,
-  WarmReport,
-} from "./cache_types.ts";
 export { pipeline } from "./pipeline.ts";
-export type { CacheResult } from "./result.ts";
-export type { BatchLoaderContext } from "./loader_context.ts";
-export { prometheus, type PrometheusOptions, type StatsSource } from "./prometheus.ts";
+export {
+  cacheStatus,
+  type CacheStatusOptions,
+  prometheus,
+  type PrometheusOptions,
+  type StatsSource,
+} from "./report/mod.ts";

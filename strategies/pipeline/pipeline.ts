@@ -1,63 +1,41 @@
 /**
- * `pipeline()`: strategies composed into a cache. A `get` reads the entry
- * (from the near tier, or one round trip), lets the read strategies judge it,
- * and on a miss runs the fill chain (first strategy outermost) down to the
- * origin load and its publication. This file is the cache's face; the rest
- * of this folder is the machinery behind it (ARCHITECTURE.md walks a hit and
- * a miss through it):
+ * `pipeline()`: strategies composed into a cache. This file is the cache's
+ * face: each method checks its arguments and hands the call to the part
+ * that serves it. ARCHITECTURE.md walks a hit and a miss through the rest:
  *
- * - wiring: `core.ts` (the parts of one cache), `cache_types.ts` (the public
- *   types), `call_settings.ts` (a call's checked settings), `scope.ts` (a
- *   call's deadline), `lifecycle.ts` (what `close()` waits for), `background.ts`
- *   (loads and refreshes the cache owns);
- * - the calls: `get.ts`, `serve.ts` (a read entry judged and served),
- *   `batch.ts` (`getMany`), `warm.ts`;
- * - reading: `read.ts`, `envelope.ts` (the stored format), `keys.ts` and
- *   `key_memo.ts`,
- *   `clock.ts` (the server clock estimate), `versions.ts` (epoch and tags),
- *   `invalidations.ts` (client tracking and read markers),
- *   `invalidation_messages.ts` (the same, from published messages);
- * - filling: `chain.ts` (the fill chain), `publish.ts`, `scripts.ts` (the
- *   atomic publication);
- * - waiting: `wakeups.ts`, `pubsub_wakeups.ts`, `ticket.ts`;
- * - reporting: `stats.ts`, `prometheus.ts`.
+ * - `assemble.ts` builds the parts, `settings.ts` checks the options,
+ *   `composition.ts` composes the strategies by what they do;
+ * - `calls/`: a get top to bottom (`get.ts`), `getMany`, `warm`, the writes,
+ *   and what every call shares (options, deadline, lifecycle);
+ * - `read/`: keys, the envelope, the server clock, the reader;
+ * - `fill/`: the fill and load chains, the publication, the loader's choices,
+ *   the background work;
+ * - `coherence/`: invalidations (tracking or messages), the epoch and tag versions;
+ * - `waits/`: how a lease waiter hears of a publication;
+ * - `report/`: stats and events, labels, Prometheus, `getEntry`'s report.
  *
  * @module
  */
-import { func, getChannel, optionsObject, positiveInt, race, traced } from "../../resp/shared/mod.ts";
-import type { CacheStats, Identity, InvalidationMode, Keys, Loader, Strategy } from "../types.ts";
-import { getMany } from "./batch.ts";
-import { type CallSettings, callSettings, checkTags } from "./call_settings.ts";
-import type {
-  Cache,
-  GetOptions,
-  GetTraceContext,
-  LoadMany,
-  PipelineOptions,
-  SetOptions,
-  WarmOptions,
-  WarmReport,
-} from "./cache_types.ts";
-import { Core } from "./core.ts";
-import { Gets } from "./get.ts";
-import { Lifecycle } from "./lifecycle.ts";
-import type { CacheResult } from "./result.ts";
-import { CallScope } from "./scope.ts";
-import { warm } from "./warm.ts";
-
-export type { Cache, GetOptions, PipelineOptions } from "./cache_types.ts";
+import { func, optionsObject, positiveInt } from "../../resp/shared/mod.ts";
+import type { Cache, LoadMany, WarmReport } from "../cache.ts";
+import type { Strategy } from "../contract.ts";
+import type { CacheStats } from "../events.ts";
+import type { GetOptions, PipelineOptions, SetOptions, WarmOptions } from "../options.ts";
+import type { CacheResult, Identity, InvalidationMode, Keys, Loader } from "../types.ts";
+import { assemble, type Parts } from "./assemble.ts";
+import { CallDeadline, callOptions, getMany, type GetParts, Gets, Lifecycle, warm, Writes } from "./calls/mod.ts";
 
 /**
- * Compose strategies into a cache. The first strategy is the outermost fill
- * step: in `pipeline(o, coalesce(), lease(), limit())` a call joins an
- * in-process load first, then takes (or waits for) the Redis lease, then
- * queues for an origin slot. Read strategies (`xfetch`, `swr`) and write
- * strategies (`jitter`, `swr`) apply in the order given too.
+ * Compose strategies into a cache. Strategies compose by what they do, not
+ * by the order given: in `pipeline(o, coalesce(), lease(), limit())` a call
+ * joins an in-process load first, then takes (or waits for) the Redis lease,
+ * then queues for an origin slot, whatever order the three are given in.
  *
  * @param options the Redis connection, the TTL and the cache's settings.
- * @param strategies the policies, outermost first; each object joins one cache only.
+ * @param strategies the policies; each object joins one cache only, and each strategy once.
  * @returns the cache.
- * @throws {RangeError | TypeError} naming the first bad setting, or a strategy reused across caches.
+ * @throws {RangeError | TypeError} naming the first bad setting, a strategy given twice or reused across caches,
+ *   or a factory given uncalled.
  * @example A cache that never stampedes
  * ```ts
  * import { coalesce, connect, jitter, lease, pipeline, swr, xfetch } from "@herdless/herdless";
@@ -80,83 +58,64 @@ export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies
 const MODE_GAUGE: Readonly<Record<InvalidationMode, number>> = { none: 0, tracking: 1, messages: 2 };
 
 class PipelineCache<T> implements Cache<T> {
-  readonly #core: Core;
+  readonly #parts: Parts;
   readonly #life = new Lifecycle();
+  readonly #get: GetParts;
   readonly #gets: Gets;
+  readonly #writes: Writes;
 
   constructor(options: PipelineOptions<unknown>, strategies: Strategy[]) {
-    this.#core = new Core(options, strategies);
-    this.#gets = new Gets(this.#core, this.#life);
-  }
-
-  keys(identity: Identity): Keys {
-    // A copy: the memo's own object carries its eviction bit.
-    const { data, lease } = this.#core.keys(identity);
-    return { data, lease };
-  }
-
-  stats(): CacheStats {
-    return this.#core.rec.snapshot(this.#core.local?.size ?? 0, MODE_GAUGE[this.#core.tracker.mode]);
-  }
-
-  invalidationMode(): InvalidationMode {
-    return this.#core.tracker.mode;
+    const parts = (this.#parts = assemble(options, strategies));
+    const s = parts.settings;
+    this.#get = {
+      namespace: s.namespace,
+      ttlMs: s.ttlMs,
+      commandTimeoutMs: s.commandTimeoutMs,
+      now: s.now,
+      keys: parts.keys,
+      traceName: (identity, key) => parts.labels?.name(identity) ?? key,
+      lifecycle: this.#life,
+      reader: parts.reader,
+      near: parts.local !== undefined,
+      invalidations: parts.invalidations,
+      strategies: parts.strategies,
+      stats: parts.stats,
+      background: parts.background,
+      publisher: parts.publisher,
+      choices: {
+        checkTtl: parts.strategies.checkTtl,
+        versions: parts.versions,
+        redis: s.redis,
+        commandTimeoutMs: s.commandTimeoutMs,
+      },
+      fallbackAfterMs: parts.fallbackAfterMs,
+    };
+    this.#gets = new Gets(this.#get);
+    this.#writes = new Writes({
+      redis: s.redis,
+      channel: s.channel,
+      commandTimeoutMs: s.commandTimeoutMs,
+      publisher: parts.publisher,
+      versions: parts.versions,
+      invalidations: parts.invalidations,
+      unstored: parts.unstored,
+      reader: parts.reader,
+      strategies: parts.strategies,
+      stats: parts.stats,
+      local: parts.local,
+    });
   }
 
   get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
-    // Five property reads when nobody traces; no context object is built.
-    if (traced(getChannel)) return this.#traceGet(identity, loader, options);
     return this.#gets.get(identity, loader as Loader<unknown>, options) as Promise<T>;
-  }
-
-  #traceGet(identity: Identity, loader: Loader<T>, options: GetOptions | undefined): Promise<T> {
-    const core = this.#core;
-    let context: GetTraceContext;
-    try {
-      const key = core.keys(identity).data;
-      context = { namespace: core.namespace, key, identity: core.traceName(identity, key) };
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return getChannel.tracePromise(
-      () => this.#gets.get(identity, loader as Loader<unknown>, options) as Promise<T>,
-      context,
-    );
   }
 
   getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>> {
     return this.#gets.getEntry(identity, loader as Loader<unknown>, options) as Promise<CacheResult<T>>;
   }
 
-  set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
-    return this.#life.run("set", async () => {
-      if (value === undefined) {
-        throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
-      }
-      const o = optionsObject<SetOptions>("set", options);
-      const call = callSettings("set", o, this.#core);
-      const keys = this.#core.keys(identity);
-      await this.#core.publisher.set(keys, value, call, identity);
-      this.#core.unstored.forget(keys.data);
-      // A get of this process that starts from here on reads anew.
-      this.#core.reader.forget(keys.data);
-      this.#core.supersede(keys.data);
-      this.#core.rec.mark("set", keys.data);
-    });
-  }
-
   peek(identity: Identity): Promise<T | undefined> {
-    return this.#life.run("peek", async () => {
-      const core = this.#core;
-      const keys = core.keys(identity);
-      const waiting = core.ready();
-      if (waiting !== undefined) await waiting;
-      const { entry } = await core.reader.shared(keys, undefined);
-      core.rec.mark("peek", keys.data);
-      // Fresh, early-refresh or stale are servable; a miss (its stale-if-error
-      // fallback included) is not: only a failed reload may serve that.
-      return entry !== undefined && core.verdict(entry).kind !== "miss" ? (entry.value as T) : undefined;
-    });
+    return this.#life.run("peek", () => this.#gets.peek(identity) as Promise<T | undefined>);
   }
 
   getMany(identities: readonly Identity[], loadMany: LoadMany<T>, options?: GetOptions): Promise<(T | undefined)[]> {
@@ -165,20 +124,24 @@ class PipelineCache<T> implements Cache<T> {
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot getMany: 'identities' must be an array, got ${typeof identities}`);
       }
-      const o = optionsObject<GetOptions>("getMany", options);
-      const call = callSettings("getMany", o, this.#core);
-      const scope = new CallScope(`${identities.length} identities`, o.signal, call.timeoutMs);
+      const call = callOptions("getMany", options, this.#get.ttlMs, this.#get.strategies.checkTtl);
+      const deadline = new CallDeadline(
+        `${identities.length} identities`,
+        call.signal,
+        call.timeoutMs,
+        performance.now(),
+      );
       try {
-        return (await getMany(this.#core, {
+        return (await getMany(this.#get, {
           identities,
           loadMany: loadMany as LoadMany<unknown>,
           ttlMs: call.ttlMs,
           tags: call.tags,
-          signal: scope.signal,
+          signal: deadline.signal,
           closing: () => this.#life.closing !== undefined,
         })) as (T | undefined)[];
       } finally {
-        scope.dispose();
+        deadline.dispose();
       }
     });
   }
@@ -191,110 +154,75 @@ class PipelineCache<T> implements Cache<T> {
       }
       const o = optionsObject<WarmOptions>("warm", options);
       const concurrency = positiveInt("warm", "concurrency", o.concurrency ?? 4);
-      const call = callSettings("warm", o.tags === undefined ? {} : { tags: o.tags }, this.#core);
+      const call = callOptions(
+        "warm",
+        o.tags === undefined ? undefined : { tags: o.tags },
+        this.#get.ttlMs,
+        this.#get.strategies.checkTtl,
+      );
       return warm({
         identities,
         concurrency,
         signal: o.signal,
-        random: this.#core.random,
-        key: (identity) => this.#core.keys(identity).data,
+        random: this.#parts.settings.random,
+        key: (identity) => this.#parts.keys(identity).data,
         one: (identity) =>
-          this.#warmOne(identity, loader as Loader<unknown>, call, o.signal ?? new AbortController().signal),
+          this.#gets.warmOne(identity, loader as Loader<unknown>, call, o.signal ?? new AbortController().signal),
       });
     });
   }
 
-  // Fresh (or due for a probabilistic early refresh only) is left alone;
-  // missing or stale is loaded in the foreground, through the strategies.
-  async #warmOne(
-    identity: Identity,
-    loader: Loader<unknown>,
-    call: CallSettings,
-    signal: AbortSignal,
-  ): Promise<"loaded" | "fresh"> {
-    const core = this.#core;
-    const keys = core.keys(identity);
-    const waiting = core.ready();
-    if (waiting !== undefined) await waiting;
-    const { entry } = await core.reader.shared(keys, signal);
-    const kind = core.verdict(entry).kind;
-    if (kind === "hit" || kind === "refresh") return "fresh";
-    let ran = false;
-    const own: Loader<unknown> = (ctx) => {
-      ran = true;
-      return loader(ctx);
-    };
-    core.rec.mark("miss", keys.data);
-    const req = this.#gets.request(keys, identity, own, call, { signal, background: false, seen: entry });
-    await race(core.background.track(core.chain(req)), signal);
-    return ran ? "loaded" : "fresh";
+  set(identity: Identity, value: T, options?: SetOptions): Promise<void> {
+    return this.#life.run("set", async () => {
+      if (value === undefined) {
+        throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
+      }
+      const call = callOptions("set", options, this.#get.ttlMs, this.#get.strategies.checkTtl);
+      await this.#writes.set(this.#parts.keys(identity), identity, value, call);
+    });
   }
 
   invalidate(identity: Identity): Promise<void> {
-    return this.#life.run("invalidate", async () => {
-      const core = this.#core;
-      const keys = core.keys(identity);
-      const options = { timeoutMs: core.commandTimeoutMs };
-      // One DEL for both keys: the lease goes with the value, so an owner that
-      // loaded before this point fails its token check instead of republishing.
-      await core.redis.send(["DEL", keys.data, keys.lease], options);
-      // Waiters on the dropped lease take over now instead of at its expiry
-      // (with tracking the DEL itself wakes them; this is for subscribers), and
-      // near tiers without tracking drop the key. After the DEL, not beside it:
-      // on a cluster the two go to different nodes, and a message overtaking
-      // its write would let a reader keep the old value.
-      await core.redis.send(["PUBLISH", core.channel, keys.data], options);
-      core.wrote([keys.data, keys.lease]);
-      core.unstored.forget(keys.data);
-      // A get of this process that starts once this resolved must not join a
-      // read or a load that began before it.
-      core.reader.forget(keys.data);
-      core.supersede(keys.data);
-    });
+    return this.#life.run("invalidate", () => this.#writes.invalidate(this.#parts.keys(identity)));
   }
 
   invalidateTags(tags: readonly string[]): Promise<void> {
-    return this.#life.run("invalidateTags", async () => {
-      const checked = checkTags("invalidateTags", "tags", tags);
-      if (checked.length === 0) return;
-      this.#core.wrote(await this.#core.versions.bump(checked, this.#core.channel));
-      this.#core.unstored.forgetTags(checked);
-      this.#core.reader.forgetAll();
-      // A get of this process that starts once this resolved must not join a
-      // load that began before it: that load publishes under the old version.
-      this.#core.supersede();
-      this.#core.rec.emit({ type: "invalidate-tags", tags: checked });
-    });
+    return this.#life.run("invalidateTags", () => this.#writes.invalidateTags(tags));
   }
 
   clear(): Promise<void> {
-    return this.#life.run("clear", async () => {
-      const epoch = await this.#core.versions.clear(this.#core.channel);
-      this.#core.wrote([this.#core.versions.epochKey]);
-      this.#core.unstored.clear();
-      this.#core.reader.forgetAll();
-      this.#core.supersede();
-      // This process' near tier goes now; others' when Redis invalidates the epoch.
-      const local = this.#core.local;
-      if (local !== undefined && local.size > 0) {
-        const count = local.size;
-        local.clear();
-        this.#core.rec.emit({ type: "near-invalidation", key: undefined, count });
-      }
-      this.#core.rec.emit({ type: "clear", epoch });
-    });
+    return this.#life.run("clear", () => this.#writes.clear());
+  }
+
+  keys(identity: Identity): Keys {
+    // A copy: the memo's own object carries its eviction bit and the read in flight.
+    const { data, lease } = this.#parts.keys(identity);
+    return { data, lease };
+  }
+
+  stats(): CacheStats {
+    const p = this.#parts;
+    return p.stats.snapshot(p.local?.size ?? 0, MODE_GAUGE[p.invalidations.mode]);
+  }
+
+  invalidationMode(): InvalidationMode {
+    return this.#parts.invalidations.mode;
   }
 
   close(): Promise<void> {
     // New calls are refused from here on. Calls already running finish
-    // first: one still reading starts no load or refresh now, and the loads
-    // and refreshes started before are tracked, so the drain that follows
-    // sees every one of them; what runs finishes and publishes.
+    // first, and the loads and refreshes they started are tracked, so the
+    // drain that follows sees every one of them; what runs finishes and publishes.
+    const p = this.#parts;
     const closing = this.#life.close(async () => {
-      await this.#core.background.drain();
-      await Promise.all([...this.#core.strategies.map((s) => s.close?.()), this.#core.close()]);
+      await p.background.drain();
+      await Promise.all([
+        ...p.strategies.strategies.map((s) => s.close?.()),
+        p.invalidations.close(),
+        p.wakeups.close?.(),
+      ]);
     });
-    this.#core.waitUntil?.(closing.then(() => {}, () => {}));
+    p.settings.waitUntil?.(closing.then(() => {}, () => {}));
     return closing;
   }
 }

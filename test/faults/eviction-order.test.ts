@@ -16,7 +16,7 @@ import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
-import type { Strategy } from "../../strategies/types.ts";
+import type { Strategy } from "../../strategies/contract.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { events } from "../support/strategies.ts";

@@ -13,7 +13,7 @@ import { RedisReplyError } from "../../resp/errors.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import type { CacheEvent } from "../../strategies/types.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { type RedisServer, startRedis } from "../support/redis-server.ts";

@@ -15,7 +15,7 @@ import process from "node:process";
 import { connect } from "../../resp/client.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import type { CacheEvent } from "../../strategies/types.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
 
 const [url, controlUrl, namespace, resp] = process.argv.slice(-4) as [string, string, string, string];
 const redis = await connect({ url, resp: Number(resp) as 2 | 3 });

@@ -5,7 +5,7 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import type { Strategy } from "../../strategies/types.ts";
+import type { Strategy } from "../../strategies/contract.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { events, origin, plant } from "../support/strategies.ts";

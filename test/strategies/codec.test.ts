@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Arg, SendOptions } from "../../resp/types.ts";
-import { decodeEnvelope, encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
-import { resolveCodec } from "../../strategies/codec.ts";
+import { decodeEnvelope, encodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
+import { resolveCodec } from "../../strategies/codec/codec.ts";
 import { jitter } from "../../strategies/jitter.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";

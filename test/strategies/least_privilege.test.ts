@@ -13,7 +13,7 @@ import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
-import type { CacheEvent } from "../../strategies/types.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { events, origin } from "../support/strategies.ts";

@@ -7,7 +7,7 @@ import { near, SieveTier } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import type { StoredEntry } from "../../strategies/types.ts";
+import type { CacheContext, StoredEntry } from "../../strategies/contract.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
 import { client, useRedis } from "../support/fixture.ts";
@@ -59,6 +59,14 @@ Near("near() rejects bad options, and a pipeline on an adapter (no invalidations
   await rejects(() => pipeline({ redis: adapter, ttlMs: 1000 }, near()), TypeError, fix);
   await rejects(
     () => pipeline({ redis: db.redis, ttlMs: 1000 }, near(), near()),
+    TypeError,
+    "Cannot create pipeline: near() is given twice (strategies 1 and 2); give each strategy once",
+  );
+  // A strategy of another name declaring a second local tier.
+  const other = near();
+  const second = { name: "second", attach: (c: CacheContext) => c.addLocalTier(other.local) };
+  await rejects(
+    () => pipeline({ redis: db.redis, ttlMs: 1000 }, near(), second),
     TypeError,
     "Cannot create pipeline: at most one near() tier per pipeline",
   );

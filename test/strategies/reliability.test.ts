@@ -13,7 +13,7 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { limit } from "../../strategies/limit.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import type { CacheEvent } from "../../strategies/types.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
 import { startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { connect } from "../../resp/client.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import type { Cache } from "../../strategies/pipeline/pipeline.ts";
+import type { Cache } from "../../strategies/cache.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { client, useRedis } from "../support/fixture.ts";
 import { events, origin } from "../support/strategies.ts";

@@ -5,7 +5,7 @@ import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
-import type { Cache } from "../../strategies/pipeline/cache_types.ts";
+import type { Cache } from "../../strategies/cache.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { events, origin, plant } from "../support/strategies.ts";

@@ -6,10 +6,11 @@
  */
 import { keySlot } from "../../resp/cluster/client.ts";
 import type { RedisLike } from "../../resp/types.ts";
-import { encodeEnvelope } from "../../strategies/pipeline/envelope.ts";
-import { publish } from "../../strategies/pipeline/scripts.ts";
-import { token } from "../../strategies/pipeline/versions.ts";
-import type { CacheEvent, Identity, Keys } from "../../strategies/types.ts";
+import { encodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
+import { writePublication as publish } from "../../strategies/pipeline/fill/publish_script.ts";
+import { token } from "../../strategies/pipeline/coherence/versions.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
+import type { Identity, Keys } from "../../strategies/types.ts";
 import type { RedisCluster } from "./redis-cluster.ts";
 import { deferred } from "./wait.ts";
 

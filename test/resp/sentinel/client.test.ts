@@ -12,7 +12,7 @@ import { connectSentinel, type SentinelClient, type SentinelEvent } from "../../
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { near } from "../../../strategies/near.ts";
-import { ServerClock } from "../../../strategies/pipeline/clock.ts";
+import { ServerClock } from "../../../strategies/pipeline/read/clock.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";

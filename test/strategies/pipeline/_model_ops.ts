@@ -14,7 +14,7 @@ import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { near } from "../../../strategies/near.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import type { Cache } from "../../../strategies/pipeline/cache_types.ts";
+import type { Cache } from "../../../strategies/cache.ts";
 
 /**
  * A cached value: its identity, version and the tags it was loaded or set

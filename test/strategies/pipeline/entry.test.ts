@@ -1,11 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { cacheStatus } from "../../../strategies/cache_status.ts";
+import { cacheStatus } from "../../../strategies/pipeline/report/cache_status.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { near } from "../../../strategies/near.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import type { CacheResult } from "../../../strategies/pipeline/result.ts";
+import type { CacheResult } from "../../../strategies/types.ts";
 import { swr } from "../../../strategies/swr.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";

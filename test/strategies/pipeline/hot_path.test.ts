@@ -9,7 +9,7 @@ import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import type { RedisClient } from "../../../resp/client.ts";
 import type { Arg, RedisLike, Reply } from "../../../resp/types.ts";
-import type { Strategy } from "../../../strategies/types.ts";
+import type { Strategy } from "../../../strategies/contract.ts";
 import { deferred, until } from "../../support/wait.ts";
 
 const Hot = suite("the hit path as users write it");

@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
-import { KeyMemo, tupleText } from "../../../strategies/pipeline/key_memo.ts";
-import { keysFor } from "../../../strategies/pipeline/keys.ts";
+import { KeyMemo, tupleText } from "../../../strategies/pipeline/read/key_memo.ts";
+import { keysFor } from "../../../strategies/pipeline/read/keys.ts";
 import type { Identity } from "../../../strategies/types.ts";
 import { seed } from "../../support/random.ts";
 

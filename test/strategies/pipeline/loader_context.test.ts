@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { jitter } from "../../../strategies/jitter.ts";
 import { lease } from "../../../strategies/lease.ts";
-import { decodeEnvelope } from "../../../strategies/pipeline/envelope.ts";
+import { decodeEnvelope } from "../../../strategies/pipeline/read/envelope.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
 import type { LoaderContext } from "../../../strategies/types.ts";

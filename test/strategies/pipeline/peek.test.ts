@@ -4,7 +4,7 @@ import { lease } from "../../../strategies/lease.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../../strategies/swr.ts";
 import { xfetch } from "../../../strategies/xfetch.ts";
-import type { Strategy } from "../../../strategies/types.ts";
+import type { Strategy } from "../../../strategies/contract.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { plant, type Planted } from "../../support/strategies.ts";
 

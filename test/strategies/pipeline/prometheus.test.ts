@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { prometheus } from "../../../strategies/pipeline/prometheus.ts";
-import { emptyStats } from "../../../strategies/pipeline/stats.ts";
+import { prometheus } from "../../../strategies/pipeline/report/prometheus.ts";
+import { emptyStats } from "../../../strategies/pipeline/report/stats.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 

@@ -6,8 +6,8 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { decodeEnvelope, encodeEnvelope, loadMsOffset } from "../../../strategies/pipeline/envelope.ts";
-import { publish } from "../../../strategies/pipeline/scripts.ts";
+import { decodeEnvelope, encodeEnvelope, loadMsOffset } from "../../../strategies/pipeline/read/envelope.ts";
+import { writePublication as publish } from "../../../strategies/pipeline/fill/publish_script.ts";
 import { useRedis } from "../../support/fixture.ts";
 
 const test = suite("publication script");

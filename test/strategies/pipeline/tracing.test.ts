@@ -2,10 +2,11 @@ import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { CommandTraceContext } from "../../../resp/types.ts";
-import type { GetTraceContext } from "../../../strategies/pipeline/cache_types.ts";
+import type { GetTraceContext } from "../../../strategies/cache.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { lease } from "../../../strategies/lease.ts";
-import type { CacheEventMessage, Identity } from "../../../strategies/types.ts";
+import type { CacheEventMessage } from "../../../strategies/events.ts";
+import type { Identity } from "../../../strategies/types.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 

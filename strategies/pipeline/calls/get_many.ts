@@ -1,0 +1,294 @@
+/**
+ * `getMany`: one read round trip for every identity, then one origin call
+ * for every miss this process may load.
+ *
+ * Each missing identity still goes through the fill chain on its own, so
+ * `coalesce()` and `lease()` protect it exactly as they protect a `get`:
+ * what another caller or process is loading is waited for, not loaded again.
+ * Only the innermost step differs: instead of calling a loader, a request
+ * that every strategy let through joins the batch's current wave, and the
+ * wave calls `loadMany` once for all of them. A wave leaves when no request
+ * of the batch is still on its way (each has either arrived, settled, or
+ * said it is waiting on someone else's load through `req.waiting()`), so a
+ * batch never waits for another batch that waits for it. Requests that
+ * arrive later (a waiter that took over a failed owner's lease) leave in one
+ * more wave once nothing is on its way or waiting any more.
+ *
+ * @module
+ */
+import { onAbort, race } from "../../../resp/shared/mod.ts";
+import type { LoadMany } from "../../cache.ts";
+import type { Entry, FillRequest, Outcome } from "../../contract.ts";
+import type { Identity } from "../../types.ts";
+import { chained, LoaderChoices, runBatchOrigin } from "../fill/mod.ts";
+import type { SharedKeys } from "../read/mod.ts";
+import { isDeadline } from "./deadline.ts";
+import { FALLBACK, fallbackRace } from "./fallback_timer.ts";
+import { countServed, type GetParts } from "./get.ts";
+
+/** One `getMany` call. */
+export interface BatchCall {
+  readonly identities: readonly Identity[];
+  readonly loadMany: LoadMany<unknown>;
+  readonly ttlMs: number;
+  readonly tags: readonly string[];
+  readonly signal: AbortSignal;
+  /** True once the cache is closing: a batch then starts no background refresh. */
+  readonly closing: () => boolean;
+}
+
+interface Item {
+  readonly identity: Identity;
+  readonly keys: SharedKeys;
+}
+
+/** The values of `call.identities`, aligned. */
+export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[]> {
+  // Duplicates are read and loaded once.
+  const unique = new Map<string, Item>();
+  const slots = call.identities.map((identity) => {
+    const keys = core.keys(identity);
+    if (!unique.has(keys.data)) unique.set(keys.data, { identity, keys });
+    return keys.data;
+  });
+  const items = [...unique.values()];
+  const waiting = core.invalidations.whenReady(core.commandTimeoutMs, core.now());
+  if (waiting !== undefined) await waiting;
+  // Issued in one tick: they leave in one write (one per node on a cluster).
+  // Each joins a read of its key already in flight in this process, if any.
+  const reads = await Promise.all(items.map((item) => core.reader.shared(item.keys, call.signal)));
+  const values = new Map<string, unknown>();
+  const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
+  const stale: Item[] = [];
+  const early: Item[] = [];
+  items.forEach((item, i) => {
+    const { entry, near } = reads[i]!;
+    const key = item.keys.data;
+    const verdict = core.strategies.judge(entry);
+    if (verdict.kind !== "miss") {
+      countServed(core, key, verdict.kind === "stale", near);
+      values.set(key, entry!.value);
+      if (verdict.kind === "stale") stale.push(item);
+      else if (verdict.kind === "refresh") early.push(item);
+      return;
+    }
+    core.stats.mark("miss", key);
+    missing.push({ item, seen: entry, fallback: verdict.fallback });
+  });
+  if (!call.closing()) {
+    refresh(core, call, stale, reads, items, false);
+    refresh(core, call, early, reads, items, true);
+  }
+  if (missing.length > 0) {
+    if (call.signal.aborted) throw call.signal.reason;
+    const fills = new Batch(core, call, false).fill(missing);
+    // swr's soft timeout, per identity that has an old value to serve.
+    const soft = core.fallbackAfterMs;
+    const settled = await Promise.allSettled(
+      fills.map((fill, i) =>
+        race(soft === undefined || missing[i]!.fallback === undefined ? fill : fallbackRace(fill, soft), call.signal)
+      ),
+    );
+    settled.forEach((result, i) => {
+      const { item, fallback } = missing[i]!;
+      if (result.status === "fulfilled" && result.value === FALLBACK) {
+        core.stats.emit({ type: "soft-timeout", key: item.keys.data });
+        core.stats.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback!.value);
+      } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
+      else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
+        // Stale-if-error, per identity.
+        core.stats.mark("stale", item.keys.data);
+        values.set(item.keys.data, fallback.value);
+      } else throw result.reason;
+    });
+  }
+  return slots.map((key) => values.get(key));
+}
+
+// Stale and early-refresh entries are refreshed in the background, as one
+// more batch (each identity at most once per cache at a time).
+function refresh(
+  core: GetParts,
+  call: BatchCall,
+  due: Item[],
+  reads: { entry: Entry | undefined }[],
+  items: Item[],
+  early: boolean,
+) {
+  if (due.length === 0) return;
+  const byKey = new Map(due.map((item) => [item.keys.data, item]));
+  core.background.refreshMany([...byKey.keys()], async (claimed) => {
+    const fills = new Batch(core, call, true).fill(claimed.map((key) => {
+      const item = byKey.get(key)!;
+      return { item, seen: reads[items.indexOf(item)]!.entry };
+    }));
+    const results = await Promise.allSettled(fills);
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+  }, early);
+}
+
+type State = "running" | "arrived" | "waiting" | "loading" | "settled";
+
+interface Slot {
+  readonly item: Item;
+  state: State;
+  req: FillRequest | undefined;
+  resolve: ((outcome: Outcome) => void) | undefined;
+  reject: ((error: unknown) => void) | undefined;
+}
+
+/** The identities of one `getMany` going through the fill chain together. */
+class Batch {
+  readonly #core: GetParts;
+  readonly #call: BatchCall;
+  readonly #background: boolean;
+  readonly #slots: Slot[] = [];
+  #waves = 0;
+
+  constructor(core: GetParts, call: BatchCall, background: boolean) {
+    this.#core = core;
+    this.#call = call;
+    this.#background = background;
+  }
+
+  /**
+   * Send every identity of the batch through the fill chain; resolves their
+   * outcomes, aligned. Every slot exists before the first request starts: a
+   * chain that reaches the innermost step without an await (no strategy, or
+   * only in-process ones like coalesce()) must find the others still on
+   * their way, or its wave would leave alone.
+   */
+  fill(pending: readonly { item: Item; seen: Entry | undefined }[]): Promise<Outcome>[] {
+    const slots = pending.map(({ item }): Slot => ({
+      item,
+      state: "running",
+      req: undefined,
+      resolve: undefined,
+      reject: undefined,
+    }));
+    this.#slots.push(...slots);
+    return slots.map((slot, i) => this.#start(slot, pending[i]!.seen));
+  }
+
+  #start(slot: Slot, seen: Entry | undefined): Promise<Outcome> {
+    const core = this.#core;
+    const fields: FillRequest = {
+      keys: slot.item.keys,
+      identity: slot.item.identity,
+      ttlMs: this.#call.ttlMs,
+      tags: this.#call.tags,
+      signal: this.#background ? new AbortController().signal : this.#call.signal,
+      background: this.#background,
+      seen,
+      waiting: () => this.#move(slot, "waiting"),
+    };
+    const req = chained(fields, (arrived) =>
+      new Promise<Outcome>((resolve, reject) => {
+        slot.req = arrived;
+        slot.resolve = resolve;
+        slot.reject = reject;
+        this.#move(slot, "arrived");
+      }));
+    // The fill outlives the caller: what it started publishes for others,
+    // tracked so close() waits for it.
+    let outcome: Promise<Outcome>;
+    try {
+      outcome = core.strategies.fill(req);
+    } catch (error) {
+      // A strategy's hook that throws instead of rejecting fails its
+      // identity only: the rest of the batch must not wait for it forever.
+      outcome = Promise.reject(error);
+    }
+    const fill = core.background.track(outcome);
+    const settle = () => this.#move(slot, "settled");
+    fill.then(settle, settle);
+    return fill;
+  }
+
+  #move(slot: Slot, state: State): void {
+    // A waiter woken to take over is on its way again; settled is final.
+    if (slot.state === "settled" || (slot.state === "loading" && state !== "settled")) return;
+    slot.state = state;
+    this.#maybeLoad();
+  }
+
+  #maybeLoad(): void {
+    let arrived = 0;
+    for (const slot of this.#slots) {
+      if (slot.state === "running") return;
+      // The first wave leaves without the identities others are loading; a
+      // later one (takeovers) waits for them, so takeovers leave together.
+      if (slot.state === "waiting" && this.#waves > 0) return;
+      if (slot.state === "arrived") arrived++;
+    }
+    if (arrived === 0) return;
+    const wave = this.#slots.filter((slot) => slot.state === "arrived");
+    for (const slot of wave) slot.state = "loading";
+    this.#waves++;
+    void this.#load(wave);
+  }
+
+  async #load(wave: Slot[]): Promise<void> {
+    const core = this.#core;
+    const reqs = wave.map((slot) => slot.req!);
+    const keys = reqs.map((req) => req.keys.data);
+    // loadMany's signal fires once no caller waits for any identity of the wave.
+    const controller = new AbortController();
+    let left = reqs.length;
+    const stops = reqs.map((req) =>
+      onAbort(req.signal, () => {
+        if (--left === 0) controller.abort(req.signal.reason);
+      })
+    );
+    for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
+    let started = core.now();
+    try {
+      // Before the origin is called, as for a get: a clear() or a tag
+      // invalidation landing meanwhile leaves this wave's values a miss.
+      const stamp = await core.publisher.stamp(this.#call.tags);
+      const identities = wave.map((slot) => slot.item.identity);
+      let values: readonly unknown[];
+      const choices = new LoaderChoices(core.choices, wave.length);
+      // Loads start when loadMany is called, past the load hooks (limit()).
+      let began = false;
+      try {
+        values = await runBatchOrigin(
+          core.strategies.load,
+          { keys, signal: controller.signal, background: this.#background },
+          () => {
+            began = true;
+            started = core.now();
+            for (const key of keys) core.stats.emit({ type: "load-start", key, background: this.#background });
+            return this.#call.loadMany(identities, choices.batchContext(controller.signal));
+          },
+        ).finally(() => choices.settle());
+        if (!Array.isArray(values) || values.length !== wave.length) {
+          throw new TypeError(
+            `Cannot getMany: loadMany resolved ${
+              Array.isArray(values) ? `${values.length} values` : `a ${typeof values}`
+            } for ${wave.length} identities; nothing was cached`,
+          );
+        }
+      } catch (error) {
+        if (began) {
+          for (const key of keys) core.stats.emit({ type: "load-end", key, durationMs: core.now() - started, error });
+        }
+        throw error;
+      }
+      const loadMs = Math.max(0, Math.ceil(core.now() - started));
+      await Promise.all(wave.map(async (slot, i) => {
+        try {
+          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
+        } catch (error) {
+          slot.reject!(error);
+        }
+      }));
+    } catch (error) {
+      for (const slot of wave) slot.reject!(error);
+    } finally {
+      for (const stop of stops) stop();
+    }
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The namespace epoch and the tag versions: random tokens, each in its own
+ * key (`<namespace>:epoch`, `<namespace>:tag:<tag>`). Every envelope records
+ * the epoch and the versions of its tags as they were when its load started;
+ * a value whose epoch or any tag version is no longer current is a miss.
+ * `clear()` and `invalidateTags()` write a new token: one command per call
+ * or per tag, whatever the number of entries. Tokens are random rather than
+ * counters, so a token key that vanishes (eviction, FLUSHALL, a restart
+ * without persistence) comes back as a new token that matches nothing
+ * written before: a missing key invalidates everything under it, never
+ * revives it. The clocks of the machines are never involved.
+ *
+ * With client tracking the current tokens are kept in memory and dropped
+ * when Redis invalidates their keys, so a hit costs no round trip for them;
+ * without it (an adapter, a RESP2 client) they are read in the same round
+ * trip as the data key (the epoch) or the next one (tags).
+ *
+ * @module
+ */
+import type { RedisLike, Reply } from "../../../resp/types.ts";
+import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
+
+/** What the versions need of their cache. */
+export interface VersionsContext {
+  readonly redis: RedisLike;
+  readonly namespace: string;
+  readonly invalidations: Invalidations;
+  readonly commandTimeoutMs: number;
+  /** Where a token written here is announced, for caches that hear invalidation messages instead of tracking. */
+  readonly channel?: string;
+  /** Whether a write refusal is to be served through (failOpen). */
+  readonly servesThrough?: (error: unknown) => boolean;
+}
+
+/** The epoch and tag versions written with a value. */
+export interface Stamp {
+  readonly epoch: string;
+  readonly tagVersions: readonly string[];
+}
+
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const bytes = new Uint8Array(12);
+
+/**
+ * A random token of 12 base64url characters (72 bits) from the platform's
+ * CSPRNG, never from the cache's injectable `random`: a test that fixes
+ * `random` must not make two publications share an id.
+ */
+export function token(): string {
+  crypto.getRandomValues(bytes);
+  let out = "";
+  for (let i = 0; i < 12; i++) out += ALPHABET[bytes[i]! & 63];
+  return out;
+}
+
+/** The current epoch and tag versions of one cache. */
+export class Versions implements InvalidationConsumer {
+  readonly #cache: VersionsContext;
+  /** Known current tokens by key; only while tracked. */
+  readonly #known = new Map<string, string>();
+  /** Token reads in flight by key. */
+  readonly #reading = new Map<string, Promise<string>>();
+  readonly epochKey: string;
+  readonly #tagPrefix: string;
+
+  constructor(context: VersionsContext) {
+    this.#cache = context;
+    this.epochKey = `${context.namespace}:epoch`;
+    this.#tagPrefix = `${context.namespace}:tag:`;
+    context.invalidations.consume(this);
+  }
+
+  /** The key holding `tag`'s version. */
+  tagKey(tag: string): string {
+    return this.#tagPrefix + tag;
+  }
+
+  /** The version of `tag` if it is known (tracked) now, without I/O. */
+  knownTag(tag: string): string | undefined {
+    return this.#known.get(this.#tagPrefix + tag);
+  }
+
+  /** The current epoch, read (and created when missing) unless it is known. */
+  epoch(): Promise<string> {
+    const known = this.#known.get(this.epochKey);
+    return known === undefined ? this.#read(this.epochKey) : Promise.resolve(known);
+  }
+
+  /**
+   * Start reading the epoch if it is not known, so a read that finds its
+   * entry missing or needs the epoch to judge it does not pay one more
+   * round trip for it: sent now, it travels with the read's own GET.
+   */
+  prefetchEpoch(): void {
+    if (this.#known.has(this.epochKey) || this.#reading.has(this.epochKey)) return;
+    // A failure reaches whoever awaits the epoch; the prefetch itself ignores it.
+    this.#read(this.epochKey).catch(() => {});
+  }
+
+  /** The current versions of `tags`, in order, read (and created when missing) unless known. */
+  async tagVersions(tags: readonly string[]): Promise<string[]> {
+    return await Promise.all(tags.map((tag) => {
+      const key = this.#tagPrefix + tag;
+      return this.#known.get(key) ?? this.#read(key);
+    }));
+  }
+
+  /** What a load that starts now publishes with. */
+  async stamp(tags: readonly string[]): Promise<Stamp> {
+    const [epoch, tagVersions] = await Promise.all([this.epoch(), tags.length === 0 ? [] : this.tagVersions(tags)]);
+    return { epoch, tagVersions };
+  }
+
+  /**
+   * Whether an entry written under `epoch` and `tags`/`versions` is still
+   * current, using the known tokens only: `true`, `false`, or `undefined`
+   * when a token is not known now (the caller then reads it).
+   */
+  currentKnown(epoch: string, tags: readonly string[], versions: readonly string[]): boolean | undefined {
+    const known = this.#known.get(this.epochKey);
+    if (known === undefined) return undefined;
+    if (known !== epoch) return false;
+    let unknown = false;
+    for (let i = 0; i < tags.length; i++) {
+      const v = this.#known.get(this.#tagPrefix + tags[i]!);
+      if (v === undefined) unknown = true;
+      else if (v !== versions[i]) return false;
+    }
+    return unknown ? undefined : true;
+  }
+
+  /** Whether an entry's epoch (given `current`) and tag versions are current, reading what is not known. */
+  async current(
+    epoch: string,
+    current: string,
+    tags: readonly string[],
+    versions: readonly string[],
+  ): Promise<boolean> {
+    if (epoch !== current) return false;
+    if (tags.length === 0) return true;
+    const now = await this.tagVersions(tags);
+    for (let i = 0; i < tags.length; i++) if (now[i] !== versions[i]) return false;
+    return true;
+  }
+
+  /**
+   * Move the epoch on: every entry written before becomes a miss. Resolves
+   * the new epoch. The key is announced on `channel` after the write, for
+   * near tiers that hear invalidation messages instead of client tracking.
+   */
+  async clear(channel: string): Promise<string> {
+    const next = token();
+    const options = { timeoutMs: this.#cache.commandTimeoutMs };
+    await this.#cache.redis.send(["SET", this.epochKey, next], options);
+    await this.#cache.redis.send(["PUBLISH", channel, this.epochKey], options);
+    return next;
+  }
+
+  /**
+   * Give each tag a new version: every entry carrying one becomes a miss.
+   * Each key is announced on `channel` after. Resolves the keys written.
+   */
+  async bump(tags: readonly string[], channel: string): Promise<string[]> {
+    const options = { timeoutMs: this.#cache.commandTimeoutMs };
+    return await Promise.all(tags.map(async (tag) => {
+      const key = this.#tagPrefix + tag;
+      await this.#cache.redis.send(["SET", key, token()], options);
+      await this.#cache.redis.send(["PUBLISH", channel, key], options);
+      return key;
+    }));
+  }
+
+  invalidate(keys: readonly string[]): void {
+    if (this.#known.size === 0) return;
+    for (const key of keys) this.#known.delete(key);
+  }
+
+  reset(): void {
+    this.#known.clear();
+  }
+
+  // Concurrent readers of a token share one read.
+  #read(key: string): Promise<string> {
+    let reading = this.#reading.get(key);
+    if (reading === undefined) {
+      reading = this.#current(key).finally(() => this.#reading.delete(key));
+      this.#reading.set(key, reading);
+    }
+    return reading;
+  }
+
+  // Read a token, creating it when missing. SET NX then GET leave in one
+  // write: whoever creates it first wins and everyone reads the winner's.
+  async #current(key: string): Promise<string> {
+    const c = this.#cache;
+    const options = { timeoutMs: c.commandTimeoutMs };
+    const marker = c.invalidations.begin(key);
+    let value: Reply = await c.redis.send(["GET", key], options);
+    if (value === null) {
+      const created = c.redis.send(["SET", key, token(), "NX"], options);
+      const read = c.redis.send(["GET", key], options);
+      const [set, got] = await Promise.allSettled([created, read]);
+      if (got.status === "rejected") {
+        c.invalidations.end(marker);
+        throw got.reason;
+      }
+      value = got.value;
+      if (set.status === "rejected") {
+        // Redis refuses writes (OOM) and the token key is gone (evicted):
+        // a token of our own, stored nowhere, matches no entry, so reads
+        // miss and loads are served uncached, as the cache fails open. But
+        // when another process created the key between our two reads, its
+        // token is the current one: a value stamped with one of our own
+        // would look invalidated once that token is known here, and a
+        // value this process served (kept unstored) would give way to an
+        // older one stored under it (the chaos run's OOM row).
+        if (c.servesThrough?.(set.reason) !== true) {
+          c.invalidations.end(marker);
+          throw set.reason;
+        }
+        if (value === null) {
+          c.invalidations.end(marker);
+          return token();
+        }
+      }
+      // Our own SET invalidates the key we just read: the marker is dead and
+      // the token is read again next time, which costs one round trip once.
+      // A missing token was evicted (or never written): caches that hear
+      // messages instead of tracking still hold the old one in memory, and
+      // would judge every entry stamped with the new one a miss.
+      if (c.channel !== undefined && set.status === "fulfilled") {
+        await c.redis.send(["PUBLISH", c.channel, key], options);
+      }
+    }
+    if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
+    if (c.invalidations.end(marker)) this.#known.set(key, value);
+    return value;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A pipeline's options, checked once when `pipeline()` runs: every setting
+ * validated with its name in the message, every default filled in.
+ *
+ * @module
+ */
+import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/shared/mod.ts";
+import type { RedisLike } from "../../resp/types.ts";
+import { resolveCodec, type ResolvedCodec } from "../codec/mod.ts";
+import type { CacheEvent } from "../events.ts";
+import type { PipelineOptions } from "../options.ts";
+import type { Identity, WakeupSource } from "../types.ts";
+import { checkNamespace } from "./read/mod.ts";
+
+/** A pipeline's settings, checked. */
+export interface Settings {
+  readonly redis: RedisLike;
+  readonly ttlMs: number;
+  readonly namespace: string;
+  /** Where publications and invalidations are announced: `<namespace>:published`. */
+  readonly channel: string;
+  readonly negativeTtlMs: number;
+  readonly commandTimeoutMs: number;
+  readonly maxValueBytes: number;
+  readonly failOpen: boolean;
+  readonly codec: ResolvedCodec;
+  readonly wakeups: WakeupSource;
+  /** The local monotonic clock (durations only). */
+  readonly now: () => number;
+  /** True when `now` is the default `performance.now()`: clock estimates are then shared by the caches of a process. */
+  readonly defaultNow: boolean;
+  readonly random: () => number;
+  readonly onEvent: ((event: CacheEvent) => void) | undefined;
+  readonly waitUntil: ((work: Promise<unknown>) => void) | undefined;
+  readonly label: ((identity: Identity) => string) | undefined;
+}
+
+const WHERE = "create pipeline";
+
+/** Check `options`; the first bad setting throws, named. */
+export function checkSettings(options: PipelineOptions<unknown>): Settings {
+  const o = optionsObject<PipelineOptions<unknown>>(WHERE, options);
+  const redis = o.redis;
+  if (redis === null || typeof redis !== "object" || typeof redis.send !== "function") {
+    throw new TypeError("Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
+  }
+  const ttlMs = positiveInt(WHERE, "ttlMs", o.ttlMs);
+  const namespace = checkNamespace(o.namespace ?? "herdless");
+  const negativeTtlMs = nonNegativeInt(WHERE, "negativeTtlMs", o.negativeTtlMs ?? 0);
+  const commandTimeoutMs = positiveInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 1000);
+  const maxValueBytes = positiveInt(WHERE, "maxValueBytes", o.maxValueBytes ?? 512 * 1024 * 1024);
+  const failOpen = o.failOpen ?? true;
+  if (typeof failOpen !== "boolean") throw new TypeError(`Cannot create pipeline: 'failOpen' must be a boolean`);
+  const codec = resolveCodec(o.codec);
+  const wakeups = o.wakeups ?? "auto";
+  if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
+    throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
+  }
+  return {
+    redis,
+    ttlMs,
+    namespace,
+    channel: `${namespace}:published`,
+    negativeTtlMs,
+    commandTimeoutMs,
+    maxValueBytes,
+    failOpen,
+    codec,
+    wakeups,
+    now: func<() => number>(WHERE, "now", o.now ?? (() => performance.now())),
+    defaultNow: o.now === undefined,
+    random: func<() => number>(WHERE, "random", o.random ?? Math.random),
+    onEvent: o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent),
+    waitUntil: o.waitUntil === undefined
+      ? undefined
+      : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil),
+    label: o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label),
+  };
+}
