@@ -76,6 +76,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     trackable && (settings.wakeups !== "poll" || local !== undefined) ? (redis as TrackingClient) : undefined,
     messages,
     (mode, reason) => emit({ type: "invalidation-mode", mode, reason }),
+    { timeoutMs: commandTimeoutMs, now },
   );
   if (local !== undefined) invalidations.consume(nearTierCoherence(local, `${namespace}:epoch`, emit));
   const degrade = (key: string, error: unknown) => {

@@ -28,16 +28,31 @@ export function defaultOptions(ttlMs: number): CallOptions {
 
 /**
  * Check a call's options against the cache's TTL and the strategies' check
- * of a TTL; errors name `where` (the method).
+ * of a TTL; errors name `where` (the method). With `byDeadline` (one map per
+ * cache), options giving a deadline alone come back as one frozen object per
+ * value, so the hot path allocates nothing for them.
  */
 export function callOptions(
   where: string,
   options: unknown,
   ttlMs: number,
   checkTtl: (ttlMs: number) => void,
+  byDeadline?: Map<number, CallOptions>,
 ): CallOptions {
   const o = optionsObject<GetOptions>(where, options);
   const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt(where, "timeoutMs", o.timeoutMs);
+  if (
+    byDeadline !== undefined && o.signal === undefined && o.ttlMs === undefined && o.tags === undefined &&
+    timeoutMs !== undefined
+  ) {
+    let call = byDeadline.get(timeoutMs);
+    if (call === undefined) {
+      // Bounded: a program computing its deadlines per call starts over now and then.
+      if (byDeadline.size >= 256) byDeadline.clear();
+      byDeadline.set(timeoutMs, call = Object.freeze({ signal: undefined, timeoutMs, ttlMs, tags: NO_TAGS }));
+    }
+    return call;
+  }
   if (o.ttlMs !== undefined) {
     ttlMs = positiveInt(where, "ttlMs", o.ttlMs);
     checkTtl(ttlMs);

@@ -67,6 +67,8 @@ export interface RequestState {
 export class Gets {
   readonly #p: GetParts;
   readonly #defaults: CallOptions;
+  /** The options of calls that give a deadline alone (`{ timeoutMs }`), by value. */
+  readonly #byDeadline = new Map<number, CallOptions>();
 
   constructor(parts: GetParts) {
     this.#p = parts;
@@ -102,7 +104,9 @@ export class Gets {
       p.lifecycle.check(method);
       if (typeof loader !== "function") func(method, "loader", loader);
       keys = p.keys(identity);
-      call = options === undefined ? this.#defaults : callOptions(method, options, p.ttlMs, p.strategies.checkTtl);
+      call = options === undefined
+        ? this.#defaults
+        : callOptions(method, options, p.ttlMs, p.strategies.checkTtl, this.#byDeadline);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -139,19 +143,32 @@ export class Gets {
     const startedAt = call.timeoutMs === undefined ? 0 : performance.now();
     let deadline: CallDeadline | undefined;
     try {
-      const waiting = p.invalidations.whenReady(p.commandTimeoutMs, p.now());
+      const waiting = p.invalidations.whenReady();
       if (waiting !== undefined) await waiting;
       const bounded = call.signal === undefined &&
         (call.timeoutMs === undefined || (call.timeoutMs >= p.commandTimeoutMs && p.reader.direct(key)));
       if (!bounded) deadline = new CallDeadline(key, call.signal, call.timeoutMs, startedAt);
-      const read = await p.reader.shared(keys, deadline?.signal);
-      const entry = read.entry;
+      // The near tier again (the fast path above needs tracking on), then Redis.
+      const near = p.near ? p.reader.near(key) : undefined;
+      const entry = near ?? await p.reader.shared(keys, deadline?.signal);
       const verdict = p.strategies.judge(entry);
       // A hit's value is returned as is: an await of it would cost one more turn.
-      if (verdict.kind !== "miss") return this.#serve(keys, identity, loader, call, entry!, verdict, read.near, report);
+      if (verdict.kind !== "miss") {
+        return this.#serve(keys, identity, loader, call, entry!, verdict, near !== undefined, report);
+      }
       // 3. A miss: the fill chain, down to the origin.
       deadline ??= new CallDeadline(key, call.signal, call.timeoutMs, startedAt);
-      return await this.#fill(keys, identity, loader, call, deadline, entry, verdict.fallback, read.near, report);
+      return await this.#fill(
+        keys,
+        identity,
+        loader,
+        call,
+        deadline,
+        entry,
+        verdict.fallback,
+        near !== undefined,
+        report,
+      );
     } catch (error) {
       if (deadline !== undefined && error === deadline.timedOut) {
         p.stats.emit({ type: "timeout", key, waitedMs: call.timeoutMs! });
@@ -288,9 +305,9 @@ export class Gets {
   async peek(identity: Identity): Promise<unknown> {
     const p = this.#p;
     const keys = p.keys(identity);
-    const waiting = p.invalidations.whenReady(p.commandTimeoutMs, p.now());
+    const waiting = p.invalidations.whenReady();
     if (waiting !== undefined) await waiting;
-    const { entry } = await p.reader.shared(keys, undefined);
+    const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await p.reader.shared(keys, undefined);
     p.stats.mark("peek", keys.data);
     return entry !== undefined && p.strategies.judge(entry).kind !== "miss" ? entry.value : undefined;
   }
@@ -308,9 +325,9 @@ export class Gets {
   ): Promise<"loaded" | "fresh"> {
     const p = this.#p;
     const keys = p.keys(identity);
-    const waiting = p.invalidations.whenReady(p.commandTimeoutMs, p.now());
+    const waiting = p.invalidations.whenReady();
     if (waiting !== undefined) await waiting;
-    const { entry } = await p.reader.shared(keys, signal);
+    const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await p.reader.shared(keys, signal);
     const kind = p.strategies.judge(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;

@@ -52,11 +52,14 @@ export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[
     return keys.data;
   });
   const items = [...unique.values()];
-  const waiting = core.invalidations.whenReady(core.commandTimeoutMs, core.now());
+  const waiting = core.invalidations.whenReady();
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
   // Each joins a read of its key already in flight in this process, if any.
-  const reads = await Promise.all(items.map((item) => core.reader.shared(item.keys, call.signal)));
+  const reads = await Promise.all(items.map(async (item) => {
+    const near = core.near ? core.reader.near(item.keys.data) : undefined;
+    return { entry: near ?? await core.reader.shared(item.keys, call.signal), near: near !== undefined };
+  }));
   const values = new Map<string, unknown>();
   const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
   const stale: Item[] = [];

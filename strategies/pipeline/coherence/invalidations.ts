@@ -77,6 +77,8 @@ export class Invalidations implements TrackingListener {
   #closed = false;
   /** The clock reading of the latest `ready()` call (a refusal heard later schedules its retry from it). */
   #now = 0;
+  /** How long a read waits for the first attempt, and the clock retries are scheduled on. */
+  readonly #wait: { readonly timeoutMs: number; readonly now: () => number };
   #triedOnce = false;
   /** The first attempt while it runs (see {@linkcode whenReady}). */
   #firstAttempt: Promise<boolean> | undefined;
@@ -91,7 +93,12 @@ export class Invalidations implements TrackingListener {
     client: TrackingClient | undefined,
     fallback?: InvalidationSource,
     onMode: (mode: InvalidationMode, reason: string) => void = () => {},
+    wait: { readonly timeoutMs: number; readonly now: () => number } = {
+      timeoutMs: 1000,
+      now: () => performance.now(),
+    },
   ) {
+    this.#wait = wait;
     this.#feed = client === undefined ? fallback : {
       start: (listener) => client.track(listener),
       get on() {
@@ -122,14 +129,14 @@ export class Invalidations implements TrackingListener {
    * What a read must wait for before it starts: `undefined` when there is
    * nothing to wait for (tracking is on, or not wanted), so a hit pays no
    * await. The first attempt to turn tracking on is awaited by every read
-   * that starts while it runs (bounded by `timeoutMs`): a burst of one key
+   * that starts while it runs (bounded by the cache's `commandTimeoutMs`): a burst of one key
    * must share one read, and a read sent before tracking answered would be
    * a second one. Later, while tracking is off (a refusal, a lost
    * connection), each call tries again in the background.
    */
-  whenReady(timeoutMs: number, now: number): Promise<boolean> | undefined {
+  whenReady(): Promise<boolean> | undefined {
     if (this.#feed === undefined || this.active) return undefined;
-    const attempt = this.ready(timeoutMs, now);
+    const attempt = this.ready(this.#wait.timeoutMs, this.#wait.now());
     if (this.#triedOnce) return this.#firstAttempt;
     this.#triedOnce = true;
     this.#firstAttempt = attempt;

@@ -1,15 +1,42 @@
 /**
  * The keys of recently used identities, derived once and remembered: a get
- * of a hot identity pays a map lookup instead of a SHA-256. Bounded, and
- * evicting one entry at a time (CLOCK, second chance) rather than starting
- * over when full, so a working set larger than the bound still finds its hot
- * identities remembered.
+ * of a hot identity pays a lookup instead of a SHA-256. A string identity is
+ * one map lookup; a tuple is looked up part by part in a trie of maps, so no
+ * text is built (and hashed) per call. Two identities share a slot exactly
+ * when `keysFor` gives them the same keys: a map tells the string "1" from
+ * the number 1, and takes -0 for 0 as `keysFor` does.
+ *
+ * Bounded in entries and in the characters of the identities it keeps
+ * ({@linkcode MEMO_BYTES}), evicting one entry at a time (CLOCK, second
+ * chance) rather than starting over when full, so a working set larger than
+ * the bound still finds its hot identities remembered. An identity longer
+ * than {@linkcode MAX_REMEMBERED_CHARS} is never kept: it is derived anew
+ * at each call (a SHA-256 of what is already a kilobyte), and a megabyte
+ * identity costs no memory past its call.
  *
  * @module
  */
 import type { Identity } from "../../types.ts";
 import { keysFor } from "./keys.ts";
-import type { Read, SharedKeys } from "./reader.ts";
+import type { Entry } from "../../contract.ts";
+import type { SharedKeys } from "./reader.ts";
+
+/** The longest identity remembered, in characters (a tuple: its strings' characters, 8 per number). */
+export const MAX_REMEMBERED_CHARS = 1024;
+/** The most the remembered identities and their keys hold, in characters (about twice that in bytes). */
+export const MEMO_BYTES = 8 * 1024 * 1024;
+/** What a slot costs besides its characters, in characters: its objects and map entries. */
+const SLOT_OVERHEAD = 96;
+
+type Part = string | number;
+
+/** One node of the tuple trie: the slot of the tuple ending here, and the parts that go on. */
+interface Node {
+  slot: Slot | undefined;
+  next: Map<Part, Node> | undefined;
+  readonly parent: Node | undefined;
+  readonly part: Part | undefined;
+}
 
 /**
  * One remembered derivation, which is also the keys handed out: one object
@@ -21,11 +48,17 @@ import type { Read, SharedKeys } from "./reader.ts";
 class Slot implements SharedKeys {
   readonly data: string;
   visited = false;
-  reading: Promise<Read> | undefined = undefined;
+  reading: Promise<Entry | undefined> | undefined = undefined;
   readingSince = 0;
+  /** Where it is remembered: a string identity's text, or a tuple's trie node. */
+  readonly at: string | Node;
+  /** What it counts against {@linkcode MEMO_BYTES}. */
+  readonly chars: number;
 
-  constructor(data: string) {
+  constructor(data: string, at: string | Node, chars: number) {
     this.data = data;
+    this.at = at;
+    this.chars = chars;
   }
 
   get lease(): string {
@@ -42,79 +75,144 @@ function leaseKey(data: string): string {
 export class KeyMemo {
   readonly #namespace: string;
   readonly #size: number;
-  // Strings and tuples in maps of their own: the tuple ["a"] is remembered
-  // under a text that a string identity may equal.
+  readonly #maxChars: number;
   readonly #strings = new Map<string, Slot>();
-  readonly #tuples = new Map<string, Slot>();
+  readonly #tuples: Node = { slot: undefined, next: undefined, parent: undefined, part: undefined };
+  /** Every slot, oldest first: the CLOCK hand walks from the front. */
+  readonly #ring = new Set<Slot>();
+  #chars = 0;
 
-  constructor(namespace: string, size: number) {
+  /**
+   * @param namespace the cache's namespace.
+   * @param size the most identities remembered.
+   * @param maxChars the most characters they and their keys hold.
+   */
+  constructor(namespace: string, size: number, maxChars: number = MEMO_BYTES) {
     this.#namespace = namespace;
     this.#size = size;
+    this.#maxChars = maxChars;
   }
 
   /** Identities remembered now. */
   get size(): number {
-    return this.#strings.size + this.#tuples.size;
+    return this.#ring.size;
+  }
+
+  /** Characters the remembered identities and their keys hold now. */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  /** Nodes of the tuple trie now (walked: for tests of its pruning). */
+  get trieNodes(): number {
+    let count = 0;
+    const walk = (node: Node) => {
+      for (const next of node.next?.values() ?? []) {
+        count++;
+        walk(next);
+      }
+    };
+    walk(this.#tuples);
+    return count;
   }
 
   /** The keys of `identity`, derived at most once while it is remembered. */
   keys(identity: Identity): SharedKeys {
-    let map: Map<string, Slot>;
-    let text: string | undefined;
     if (typeof identity === "string") {
-      map = this.#strings;
-      text = identity;
-    } else {
-      map = this.#tuples;
-      text = tupleText(identity);
-      // Not a valid tuple: keysFor throws the error that names it.
-      if (text === undefined) return new Slot(keysFor(this.#namespace, identity).data);
+      const slot = this.#strings.get(identity);
+      if (slot !== undefined) {
+        slot.visited = true;
+        return slot;
+      }
+      return this.#remember(identity, identity, identity.length);
     }
-    let slot = map.get(text);
-    if (slot !== undefined) {
-      slot.visited = true;
-      return slot;
+    if (!Array.isArray(identity) || identity.length === 0) return keysFor(this.#namespace, identity) as never;
+    let node = this.#tuples;
+    let chars = 0;
+    for (let i = 0; i < identity.length; i++) {
+      const part = identity[i];
+      // Not a valid part: keysFor throws the error that names it.
+      if (typeof part === "string") chars += part.length;
+      else if (typeof part === "number" && Number.isFinite(part)) chars += 8;
+      else return keysFor(this.#namespace, identity) as never;
+      const next: Node | undefined = node.next?.get(part);
+      if (next === undefined) return this.#rememberTuple(identity, node, i, chars);
+      node = next;
     }
-    // The same object goes to every caller of this identity (typed read-only).
-    slot = new Slot(keysFor(this.#namespace, identity).data);
-    if (this.size >= this.#size) this.#evict();
-    map.set(text, slot);
+    const slot = node.slot;
+    if (slot === undefined) return this.#rememberTuple(identity, node, identity.length, chars);
+    slot.visited = true;
     return slot;
   }
 
-  // The oldest entry (of the fuller map) not used since it was last passed
-  // over leaves; a used one goes to the back with its bit cleared (Map order
-  // is insertion order).
-  #evict(): void {
-    const map = this.#strings.size >= this.#tuples.size ? this.#strings : this.#tuples;
-    for (;;) {
-      const first = map.entries().next();
-      if (first.done === true) return;
-      const [text, slot] = first.value;
-      map.delete(text);
-      if (!slot.visited) return;
-      slot.visited = false;
-      map.set(text, slot);
+  // A tuple not remembered: its remaining parts are walked (and counted),
+  // then its slot is made, unless it is too long to keep.
+  #rememberTuple(tuple: readonly Part[], node: Node, from: number, chars: number): SharedKeys {
+    for (let i = from; i < tuple.length; i++) {
+      const part = tuple[i];
+      if (typeof part === "string") chars += part.length;
+      else if (typeof part === "number" && Number.isFinite(part)) chars += 8;
+      else return keysFor(this.#namespace, tuple) as never;
+    }
+    if (chars > MAX_REMEMBERED_CHARS) return this.#unremembered(tuple);
+    for (let i = from; i < tuple.length; i++) {
+      const part = tuple[i]!;
+      const next: Node = { slot: undefined, next: undefined, parent: node, part };
+      (node.next ??= new Map()).set(part, next);
+      node = next;
+    }
+    return this.#remember(tuple, node, chars);
+  }
+
+  #remember(identity: Identity, at: string | Node, chars: number): SharedKeys {
+    if (chars > MAX_REMEMBERED_CHARS) return this.#unremembered(identity);
+    const data = keysFor(this.#namespace, identity).data;
+    const slot = new Slot(data, at, chars + data.length + SLOT_OVERHEAD);
+    this.#chars += slot.chars;
+    while (this.#ring.size >= this.#size || this.#chars > this.#maxChars) {
+      if (!this.#evict()) break;
+    }
+    if (typeof at === "string") this.#strings.set(at, slot);
+    else at.slot = slot;
+    this.#ring.add(slot);
+    return slot;
+  }
+
+  // Keys for one call, kept nowhere (a trie node made for it is pruned).
+  #unremembered(identity: Identity): SharedKeys {
+    const keys = new Slot(keysFor(this.#namespace, identity).data, "", 0);
+    return keys;
+  }
+
+  // The oldest slot not used since the hand last passed it leaves; a used
+  // one goes to the back with its bit cleared. False when nothing is left.
+  #evict(): boolean {
+    for (const slot of this.#ring) {
+      this.#ring.delete(slot);
+      if (slot.visited) {
+        slot.visited = false;
+        this.#ring.add(slot);
+        continue;
+      }
+      this.#forget(slot);
+      return true;
+    }
+    return false;
+  }
+
+  #forget(slot: Slot): void {
+    this.#chars -= slot.chars;
+    const at = slot.at;
+    if (typeof at === "string") {
+      this.#strings.delete(at);
+      return;
+    }
+    at.slot = undefined;
+    // Prune the nodes no tuple goes through any more.
+    let node: Node = at;
+    while (node.parent !== undefined && node.slot === undefined && (node.next === undefined || node.next.size === 0)) {
+      node.parent.next!.delete(node.part!);
+      node = node.parent;
     }
   }
-}
-
-/**
- * A text for a tuple identity that two tuples share exactly when
- * {@linkcode keysFor} gives them the same keys: each string as its length, a
- * colon and its code units (lone surrogates included: strings are compared
- * by code unit, as keysFor feeds them), each number as `n`, its decimal form
- * and a semicolon (`-0` reads "0", as keysFor feeds it). `undefined` when a
- * part is neither (keysFor then throws).
- */
-export function tupleText(tuple: Identity): string | undefined {
-  if (!Array.isArray(tuple) || tuple.length === 0) return undefined;
-  let text = "";
-  for (let i = 0; i < tuple.length; i++) {
-    const part = tuple[i];
-    if (typeof part === "string") text += `${part.length}:${part}`;
-    else if (typeof part === "number" && Number.isFinite(part)) text += `n${part};`;
-    else return undefined;
-  }
-  return text;
 }

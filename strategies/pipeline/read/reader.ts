@@ -37,11 +37,6 @@ export interface ReaderParts {
   emit(event: CacheEvent): void;
 }
 
-/** A read's result, and whether it came from the near tier. */
-export interface Read extends ReadResult {
-  readonly near: boolean;
-}
-
 /**
  * The keys of one identity as the key memo hands them out: every caller of
  * the identity gets the same object, so the read of its data key in flight
@@ -49,12 +44,10 @@ export interface Read extends ReadResult {
  */
 export interface SharedKeys extends Keys {
   /** The read of `data` in flight, if any. */
-  reading: Promise<Read> | undefined;
+  reading: Promise<Entry | undefined> | undefined;
   /** The reader's generation when that read started: a `forgetAll()` since then leaves it unjoinable. */
   readingSince: number;
 }
-
-const MISS: Read = Object.freeze({ extra: undefined, entry: undefined, near: false });
 
 /** Reads, decodes and ages the entries of one cache. */
 export class Reader {
@@ -72,23 +65,19 @@ export class Reader {
   }
 
   /**
-   * The entry of `keys` for a caller of the cache (get, getMany, peek,
-   * warm): from the near tier, else from the read of the key already in
-   * flight in this process, else from a new one that later callers join. A
-   * shared read obeys no caller's signal (its commands are bounded by
-   * commandTimeoutMs); each caller stops waiting on its own `signal`.
+   * The entry of `keys` in Redis for a caller of the cache (get, getMany,
+   * peek, warm; they look at the near tier first): from the read of the key
+   * already in flight in this process, else from a new one that later
+   * callers join. A shared read obeys no caller's signal (its commands are
+   * bounded by commandTimeoutMs); each caller stops waiting on its own `signal`.
    */
-  shared(keys: SharedKeys, signal: AbortSignal | undefined): Promise<Read> {
-    if (this.#p.local !== undefined) {
-      const near = this.#near(keys.data);
-      if (near !== undefined) return Promise.resolve(near);
-    }
+  shared(keys: SharedKeys, signal: AbortSignal | undefined): Promise<Entry | undefined> {
     let read = keys.reading;
     if (read === undefined || keys.readingSince !== this.#generation) {
       read = keys.reading = this.#remote(keys, undefined, undefined, keys);
       keys.readingSince = this.#generation;
     }
-    return race(read, signal);
+    return signal === undefined ? read : race(read, signal);
   }
 
   /**
@@ -98,12 +87,14 @@ export class Reader {
    * of its own, never shared: the strategies' reads (the lease's, a
    * waiter's, the re-check after winning) must see the server as it is now.
    */
-  lookup(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<Read> {
+  async lookup(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult> {
     if (extra === undefined && this.#p.local !== undefined) {
-      const near = this.#near(keys.data);
-      if (near !== undefined) return Promise.resolve(near);
+      const entry = this.near(keys.data);
+      if (entry !== undefined) return { extra: undefined, entry };
     }
-    return this.#remote(keys, signal, extra, undefined);
+    const result: { extra: Reply | undefined; entry: Entry | undefined } = { extra: undefined, entry: undefined };
+    result.entry = await this.#remote(keys, signal, extra, undefined, result);
+    return result;
   }
 
   /**
@@ -172,11 +163,6 @@ export class Reader {
     return entry;
   }
 
-  #near(key: string): Read | undefined {
-    const entry = this.near(key);
-    return entry === undefined ? undefined : { extra: undefined, entry, near: true };
-  }
-
   /**
    * Whether a plain read of `key` is one command now: its server's clock is
    * measured and the versions are tracked (no epoch GET rides along), so
@@ -188,13 +174,15 @@ export class Reader {
 
   // The one read of Redis: the GET (after `extra`, beside the epoch when it
   // is not tracked), decoded, then checked and aged by #settle. `slot`: the
-  // shared read this is, cleared once its reply is in.
+  // shared read this is, cleared once its reply is in; `out` receives the
+  // reply of `extra`.
   async #remote(
     keys: Keys,
     signal: AbortSignal | undefined,
     extra: readonly Arg[] | undefined,
     slot: SharedKeys | undefined,
-  ): Promise<Read> {
+    out?: { extra: Reply | undefined },
+  ): Promise<Entry | undefined> {
     const p = this.#p;
     const key = keys.data;
     // Once per server: the first read waits for its clock's first measurement.
@@ -229,18 +217,19 @@ export class Reader {
       // Handled here rather than by a .catch() on every GET: hits pay nothing.
       if (!isRedisReplyError(error) || error.code !== "WRONGTYPE") throw error;
       p.emit({ type: "decode-error", key, error });
-      return { extra: await first, entry: undefined, near: false };
+      if (out !== undefined) out.extra = await first;
+      return undefined;
     }
     // Callers that start from here on read anew: this read's reply is in.
     if (slot !== undefined) slot.reading = undefined;
+    if (out !== undefined) out.extra = x;
     const stored = raw === null ? undefined : this.#decode(key, raw);
     if (stored === undefined) {
       p.invalidations.end(marker);
-      return x === undefined ? MISS : { extra: x, entry: undefined, near: false };
+      return undefined;
     }
-    const settled = this.#settle(key, stored, marker, epochNow, signal);
     // Aged without a further await when the versions and the clock are known.
-    return { extra: x, entry: settled instanceof Promise ? await settled : settled, near: false };
+    return this.#settle(key, stored, marker, epochNow, signal);
   }
 
   // The one place a decoded entry is checked: its epoch and tag versions

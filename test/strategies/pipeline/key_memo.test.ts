@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
-import { KeyMemo, tupleText } from "../../../strategies/pipeline/read/key_memo.ts";
+import { KeyMemo, MAX_REMEMBERED_CHARS } from "../../../strategies/pipeline/read/key_memo.ts";
 import { keysFor } from "../../../strategies/pipeline/read/keys.ts";
 import type { Identity } from "../../../strategies/types.ts";
 import { seed } from "../../support/random.ts";
@@ -47,8 +47,9 @@ const identity: fc.Arbitrary<Identity> = fc.oneof(
   fc.array(part, { minLength: 1, maxLength: 3 }),
 );
 
-// Which memo map an identity goes to and under what text: sharing it is sharing a slot.
-const slotOf = (id: Identity) => (typeof id === "string" ? `string:${id}` : `tuple:${tupleText(id)}`);
+// One memo for the whole property: two identities share a slot when it hands out one object for both.
+const shared = new KeyMemo("ns", 1_000_000);
+const sharesSlot = (a: Identity, b: Identity) => shared.keys(a) === shared.keys(b);
 const same = (a: Identity, b: Identity) => {
   const x = keysFor("ns", a);
   const y = keysFor("ns", b);
@@ -58,7 +59,7 @@ const same = (a: Identity, b: Identity) => {
 Memo("two identities share a memo slot exactly when keysFor gives them the same keys", () => {
   fc.assert(
     fc.property(identity, identity, (a, b) => {
-      assert.is(slotOf(a) === slotOf(b), same(a, b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      assert.is(sharesSlot(a, b), same(a, b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
     }),
     { numRuns: 3000, seed },
   );
@@ -78,7 +79,7 @@ Memo("two identities share a memo slot exactly when keysFor gives them the same 
   ];
   for (const [a, b, equal] of pairs) {
     assert.is(same(a, b), equal, `keysFor: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
-    assert.is(slotOf(a) === slotOf(b), equal, `memo: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    assert.is(sharesSlot(a, b), equal, `memo: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
   }
 });
 
@@ -128,6 +129,37 @@ Memo("an invalid tuple is refused as keysFor refuses it, even when its text woul
     assert.throws(() => memo.keys(bad as unknown as Identity), (e: unknown) => e instanceof TypeError);
   }
   assert.throws(() => memo.keys(""), (e: unknown) => e instanceof TypeError);
+});
+
+Memo("bounded by characters: identities over 1 KiB are never kept, and a full budget evicts", () => {
+  // A megabyte identity (string or tuple) is derived for its call and kept nowhere.
+  const memo = new KeyMemo("ns", 100, 20_000);
+  const huge = "x".repeat(1 << 20);
+  for (const id of [huge, ["t", huge], ["y".repeat(MAX_REMEMBERED_CHARS + 1)]] as Identity[]) {
+    const keys = memo.keys(id);
+    assert.equal({ data: keys.data, lease: keys.lease }, keysFor("ns", id));
+    assert.is.not(memo.keys(id), keys, "an identity over the limit was remembered");
+  }
+  assert.is(memo.size, 0);
+  assert.is(memo.chars, 0);
+  // At the limit it is kept.
+  const edge = "z".repeat(MAX_REMEMBERED_CHARS);
+  assert.is(memo.keys(edge), memo.keys(edge));
+  // 1 KiB identities against a 20,000-character budget: a few are kept, never more than the budget holds.
+  for (let i = 0; i < 200; i++) memo.keys(`${i}:${"w".repeat(1000)}`);
+  assert.ok(memo.chars <= 20_000, `holds ${memo.chars} characters`);
+  assert.ok(memo.size >= 10 && memo.size < 20, `holds ${memo.size} identities`);
+});
+
+Memo("an evicted tuple leaves no trie nodes behind", () => {
+  const memo = new KeyMemo("ns", 10);
+  for (let i = 0; i < 10_000; i++) memo.keys(["user", i, "profile", `v${i}`]);
+  assert.is(memo.size, 10);
+  assert.is(memo.trieNodes, 1 + 10 * 3, "the trie holds more than the ten tuples remembered");
+  // Re-reading the last ten finds them remembered; the rest were pruned with their nodes.
+  for (let i = 9_990; i < 10_000; i++) {
+    assert.is(memo.keys(["user", i, "profile", `v${i}`]), memo.keys(["user", i, "profile", `v${i}`]));
+  }
 });
 
 Memo.run();
