@@ -19,6 +19,7 @@
 import { commandChannel, func, ignore, listenAbort, traced } from "./shared/mod.ts";
 import {
   checkArgs,
+  checkSendOptions,
   ClientTracking,
   Command,
   commandName,
@@ -67,7 +68,8 @@ export type PushListener = (push: Reply[]) => void;
  *
  * @param target a `redis://`, `rediss://` or `unix://` URL, or options; `redis://127.0.0.1:6379` when omitted.
  * @returns the client, connected and past its handshake.
- * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {RangeError | TypeError} naming a bad setting, or an unknown option (`Unknown option 'comandTimeoutMs'
+ *   for connect(); did you mean 'commandTimeoutMs'?`).
  * @throws {ConnectionError} (as a rejection) when the first connection attempt fails or the server refuses the handshake (a wrong password, a db out of range).
  * @example Connect, send, close
  * ```ts
@@ -264,7 +266,8 @@ export class RedisClient implements RedisLike, TrackingClient {
    * @param command the command and its arguments, e.g. `["SET", key, value, "PX", 100]`.
    * @param options a timeout, an abort signal, bytes instead of strings, a RESP3 attribute listener.
    * @returns the decoded reply.
-   * @throws {TypeError} (as a rejection) when an argument is not a string, number or Uint8Array.
+   * @throws {TypeError} (as a rejection) when an argument is not a string, number or Uint8Array, or `options`
+   *   holds a key `SendOptions` does not name, or a field of the wrong type (`signal` not an AbortSignal).
    * @throws {RedisReplyError} (as a rejection) when the server answers with an error.
    * @throws {TimeoutError} (as a rejection) when `timeoutMs` (or the client's `commandTimeoutMs`) runs out.
    * @throws {ConnectionError} (as a rejection) when the client is closed, the connection drops after the write, or the offline queue is full.
@@ -315,7 +318,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   #sendFull(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
-    const bad = checkArgs(command);
+    const bad = checkArgs(command) ?? (options === undefined ? undefined : checkSendOptions(options));
     if (bad !== undefined) return Promise.reject(bad);
     if (this.#closing || this.#closed) {
       return Promise.reject(new ConnectionError("The client is closed"));

@@ -11,6 +11,7 @@ import {
   boolean,
   func,
   intInRange,
+  knownOptions,
   nonNegativeInt,
   optionalString,
   optionsObject,
@@ -115,12 +116,44 @@ export interface ResolvedOptions {
 
 const WHERE = "connect";
 
+/** Every key of {@linkcode ConnectOptions}: any other is refused, by name. */
+export const CONNECT_OPTIONS: readonly (keyof ConnectOptions)[] = [
+  "url",
+  "host",
+  "port",
+  "path",
+  "username",
+  "password",
+  "db",
+  "tls",
+  "resp",
+  "name",
+  "connectTimeoutMs",
+  "commandTimeoutMs",
+  "offlineQueue",
+  "offlineTimeoutMs",
+  "reconnect",
+  "lazyConnect",
+  "onEvent",
+  "maxBulkBytes",
+];
+
+const RECONNECT_OPTIONS: readonly (keyof ReconnectOptions)[] = ["minMs", "maxMs"];
+
 /**
  * Apply defaults to `connect()`'s argument and validate every field.
  *
+ * @param target `connect()`'s argument.
+ * @param caller the public function the options were given to, for unknown-option messages.
  * @throws {RangeError | TypeError} naming the first bad setting.
  */
-export function resolveConnectOptions(target: string | ConnectOptions | undefined): ResolvedOptions {
+export function resolveConnectOptions(
+  target: string | ConnectOptions | undefined,
+  caller = "connect()",
+): ResolvedOptions {
+  if (typeof target === "object" && target !== null && !Array.isArray(target)) {
+    knownOptions(caller, target, CONNECT_OPTIONS);
+  }
   const given: ConnectOptions = typeof target === "string"
     ? { url: target }
     : { ...optionsObject<ConnectOptions>(WHERE, target) };
@@ -133,7 +166,11 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
   const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(WHERE, "offlineQueue", o.offlineQueue ?? 10_000);
   let reconnect: ResolvedOptions["reconnect"] = false;
   if (o.reconnect !== false) {
-    const r = o.reconnect ?? {};
+    const r = o.reconnect === undefined || o.reconnect === (true as unknown) ? {} : o.reconnect;
+    if (typeof r !== "object" || r === null || Array.isArray(r)) {
+      throw new TypeError(`Cannot connect: 'reconnect' must be false or an object ({ minMs, maxMs }), got ${show(r)}`);
+    }
+    knownOptions(caller, r, RECONNECT_OPTIONS, "reconnect.");
     const minMs = positiveInt(WHERE, "reconnect.minMs", r.minMs ?? 50);
     const maxMs = positiveInt(WHERE, "reconnect.maxMs", r.maxMs ?? 2000);
     if (maxMs < minMs) {

@@ -32,7 +32,11 @@ export type Reply =
   | Reply[]
   | ReplyMap;
 
-/** Per-command options. */
+/**
+ * Per-command options. A key not named here is refused (`Unknown option
+ * 'timeOutMs' for send(); did you mean 'timeoutMs'?`), as is a field of the
+ * wrong type, before anything is sent.
+ */
 export interface SendOptions {
   /** Abort the command; it rejects with `signal.reason`. A command not yet written is never written. */
   signal?: AbortSignal | undefined;

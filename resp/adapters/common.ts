@@ -10,7 +10,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { commandName, type Deadline, Deadlines } from "../connection/mod.ts";
+import { checkSendOptions, commandName, type Deadline, Deadlines } from "../connection/mod.ts";
 import { RedisReplyError, TimeoutError } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
 
@@ -131,6 +131,10 @@ export function run(
   options: SendOptions | undefined,
   start: () => Promise<unknown>,
 ): Promise<Reply> {
+  if (options !== undefined) {
+    const bad = checkSendOptions(options);
+    if (bad !== undefined) return Promise.reject(bad);
+  }
   const signal = options?.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const timeoutMs = options?.timeoutMs;

@@ -12,6 +12,7 @@ import { ClusterSubscriber } from "./pubsub.ts";
 import { Redirector, RETRYABLE } from "./redirect.ts";
 import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./options.ts";
 import { routeSlot } from "./command_keys.ts";
+import { checkSendOptions } from "../connection/mod.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError } from "../errors.ts";
 import { keySlot } from "./slot.ts";
 import type {
@@ -61,7 +62,7 @@ export interface ClusterStats {
  *
  * @param seeds node URLs (`redis://host:port`, `host:port`), or options with `seeds`.
  * @returns the client, once the slot map is read and every primary's first connection attempt has ended.
- * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {RangeError | TypeError} (synchronously) naming a bad setting or an unknown option (with the close one it resembles).
  * @throws {ConnectionError} (as a rejection) when no seed gives a slot map.
  * @example Point herdless at a cluster
  * ```ts
@@ -275,6 +276,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * @param options a timeout (counted from this call, across redirections), an abort signal, bytes instead of strings.
    * @returns the decoded reply.
    * @throws {CrossSlotError} (as a rejection) when its keys hash to different slots.
+   * @throws {TypeError} (as a rejection) when `options` holds an unknown key or a field of the wrong type.
    * @throws {TimeoutError} when `timeoutMs` (counted from this call, across retries) runs out.
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
    * @example A counter with a deadline
@@ -290,6 +292,10 @@ export class ClusterClient implements RedisLike, TrackingClient {
     if (this.#closing || this.#closed) return Promise.reject(new ConnectionError("The cluster client is closed"));
     if (!Array.isArray(command) || command.length === 0) {
       return Promise.reject(new TypeError("Cannot send: 'command' must be a non-empty array"));
+    }
+    if (options !== undefined) {
+      const bad = checkSendOptions(options);
+      if (bad !== undefined) return Promise.reject(bad);
     }
     let slot: number;
     try {

@@ -6,9 +6,9 @@
  * collections (scavenges), and V8 grows its young generation by the bytes
  * that survive: a command holds no more than it needs (issue 13).
  */
-import { unlistenAbort } from "../shared/mod.ts";
+import { abortSignal, knownOptions, unlistenAbort } from "../shared/mod.ts";
 import type { Deadline, Deadlines } from "./deadlines.ts";
-import type { Arg, Reply, ReplyMap } from "../types.ts";
+import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
 
 export const QUEUED = 0;
 export const WRITTEN = 1;
@@ -119,6 +119,42 @@ export function checkArgs(command: readonly Arg[]): TypeError | undefined {
         a === null ? "null" : t === "number" ? String(a) : t
       }`,
     );
+  }
+  return undefined;
+}
+
+/** Every key of {@linkcode SendOptions}: any other is refused, by name. */
+export const SEND_OPTIONS: readonly (keyof SendOptions)[] = ["signal", "timeoutMs", "buffers", "onAttribute"];
+
+/**
+ * Why `options` (given, not undefined) cannot be used, or undefined: an
+ * unknown key, or a field of the wrong type. Checked on every call that
+ * passes options, so it stays a loop over a handful of keys and a few
+ * `typeof`s; a call without options never gets here.
+ */
+export function checkSendOptions(options: SendOptions): TypeError | RangeError | undefined {
+  if (typeof options !== "object" || options === null) {
+    return new TypeError(`Cannot send: options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  try {
+    knownOptions("send()", options, SEND_OPTIONS);
+    if (options.signal !== undefined) abortSignal("send", "signal", options.signal);
+  } catch (error) {
+    return error as TypeError;
+  }
+  const { timeoutMs, buffers, onAttribute } = options;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs === Infinity)) {
+    return new RangeError(
+      `Cannot send: 'timeoutMs' must be a non-negative finite number (0: none), got ${
+        typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs
+      }`,
+    );
+  }
+  if (buffers !== undefined && typeof buffers !== "boolean") {
+    return new TypeError(`Cannot send: 'buffers' must be a boolean, got ${typeof buffers}`);
+  }
+  if (onAttribute !== undefined && typeof onAttribute !== "function") {
+    return new TypeError(`Cannot send: 'onAttribute' must be a function, got ${typeof onAttribute}`);
   }
   return undefined;
 }

@@ -11,9 +11,12 @@ export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";
 export { commandChannel, eventChannel, getChannel, type Traceable, traced } from "./tracing.ts";
 export {
+  abortSignal,
   boolean,
+  closestName,
   func,
   intInRange,
+  knownOptions,
   nonNegativeInt,
   optionalString,
   optionsObject,
