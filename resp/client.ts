@@ -35,7 +35,7 @@ import {
   Subscriptions,
   WRITTEN,
 } from "./connection/mod.ts";
-import { ConnectionError, ProtocolError, TimeoutError } from "./errors.ts";
+import { ConnectionError, ProtocolError, type RedisReplyError, TimeoutError } from "./errors.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { describeTarget, serverName } from "./transport/mod.ts";
 import type {
@@ -179,7 +179,11 @@ export class RedisClient implements RedisLike, TrackingClient {
     return this.#generation;
   }
 
-  /** The protocol this client speaks: 2, or 3 (push frames, client tracking). */
+  /**
+   * The protocol this client speaks: 2, or 3 (push frames, client tracking).
+   * 2 once the server refused `HELLO 3` to a client not given `resp` (a
+   * lazy client says 3 until its first connection tells).
+   */
   get resp(): 2 | 3 {
     return this.#o.resp;
   }
@@ -614,7 +618,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     // Lazy: tracking and the commands issued so far go in the handshake's write.
     const along: Command[] = [];
     if (lazy && !this.#closed) {
-      if (this.#tracking.wanted) along.push(this.#trackingCommand(conn));
+      if (this.#tracking.wanted && this.#o.resp === 3) along.push(this.#trackingCommand(conn));
       for (const cmd of this.#offline) if (cmd.state === QUEUED) along.push(cmd);
       this.#offline = [];
     }
@@ -643,15 +647,32 @@ export class RedisClient implements RedisLike, TrackingClient {
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
+    if (outcome.helloRefused !== undefined) this.#fellBack(outcome.helloRefused);
     if (outcome.nameRefused !== undefined) {
       this.#emit({ type: "name-refused", server: this.#serverName, name: this.#o.name!, error: outcome.nameRefused });
     }
     this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
-    if (this.#tracking.wanted && along.length === 0) this.#retrack(conn);
+    if (this.#tracking.wanted && along.length === 0 && this.#o.resp === 3) this.#retrack(conn);
     const offline = this.#offline;
     this.#offline = [];
     conn.release(offline);
+  }
+
+  /**
+   * The server refused `HELLO 3` and `resp` was not given: RESP2 for good
+   * (reconnects and duplicates send no HELLO), and said so. Tracking cannot
+   * work without push frames: its listeners hear it refused (near() then
+   * goes by invalidation messages).
+   */
+  #fellBack(error: RedisReplyError): void {
+    // `#o.resp` is 2 already: the handshake switched it as HELLO's refusal was read.
+    this.#emit({ type: "resp-fallback", server: this.#serverName, error });
+    if (this.#tracking.wanted) {
+      this.#tracking.refused(
+        new TypeError(`Cannot track: the server refused HELLO 3 (${error.message}), so the client speaks RESP2`),
+      );
+    }
   }
 
   // Tracking goes first on a new connection, ahead of the queued commands:

@@ -7,6 +7,7 @@
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
 import { parseRedisUrl } from "./url.ts";
+import { isWorkerd } from "./transport/mod.ts";
 import {
   boolean,
   func,
@@ -45,7 +46,24 @@ export interface ConnectOptions {
   db?: number;
   /** `true` or node:tls options to connect with TLS. @default {false} */
   tls?: boolean | TlsOptions;
-  /** Protocol: 3 sends `HELLO 3` and enables push replies (pub/sub on the same connection). @default {2} */
+  /**
+   * Protocol. 3 sends `HELLO 3`: push replies (pub/sub on the command
+   * connection) and client tracking, which `near()` needs to hear other
+   * writers. Left out, the client asks for RESP3 and falls back to RESP2
+   * where `HELLO 3` is refused (a server older than Redis 6, a proxy that
+   * does not know HELLO), with a `resp-fallback`
+   * event naming the refusal; the client then speaks RESP2 for good
+   * (`client.resp` says which). Given, it is what is spoken: `resp: 3` on a
+   * server that refuses HELLO fails `connect()`.
+   *
+   * On workerd (Cloudflare Workers) the default is 2: a Worker connects per
+   * request, and RESP3 there serves only `near()`, whose tracking would add
+   * its commands (`CLIENT TRACKING`, and the tracked reads' invalidations)
+   * to every request for entries that die with the isolate's request
+   * anyway; RESP2 keeps the first request's handshake to what the commands
+   * need. Give `resp: 3` to have it anyway.
+   * @default {3, falling back to 2 (2 on workerd)}
+   */
   resp?: 2 | 3;
   /** Sent as `CLIENT SETNAME` on every (re)connect. */
   name?: string;
@@ -95,7 +113,10 @@ export interface ResolvedOptions {
   password: string | undefined;
   db: number;
   tls: TlsOptions | undefined;
+  /** What is spoken: mutable, since a refused HELLO switches a client with `respFallback` to 2 for good. */
   resp: 2 | 3;
+  /** `resp` was not given: a refused `HELLO 3` falls back to RESP2 instead of failing. */
+  respFallback: boolean;
   name: string | undefined;
   lazyConnect: boolean;
   connectTimeoutMs: number;
@@ -161,7 +182,7 @@ export function resolveConnectOptions(
   const o = { ...fromUrl, ...stripUndefined(given) } as ConnectOptions;
 
   const port = intInRange(WHERE, "port", o.port ?? 6379, 1, 65535);
-  const resp = o.resp ?? 2;
+  const resp = o.resp ?? (isWorkerd() ? 2 : 3);
   if (resp !== 2 && resp !== 3) throw new RangeError(`Cannot connect: 'resp' must be 2 or 3, got ${show(resp)}`);
   const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(WHERE, "offlineQueue", o.offlineQueue ?? 10_000);
   let reconnect: ResolvedOptions["reconnect"] = false;
@@ -191,6 +212,7 @@ export function resolveConnectOptions(
     db: nonNegativeInt(WHERE, "db", o.db ?? 0),
     tls,
     resp,
+    respFallback: o.resp === undefined && resp === 3,
     name: optionalString(WHERE, "name", o.name),
     lazyConnect: boolean(WHERE, "lazyConnect", o.lazyConnect ?? false),
     connectTimeoutMs: positiveInt(WHERE, "connectTimeoutMs", o.connectTimeoutMs ?? 10_000),

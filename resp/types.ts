@@ -151,6 +151,8 @@ export interface CommandTraceContext {
  * - `error`: a connection attempt failed (nothing listens, a timeout, the server refused the password); `error` says why.
  * - `name-refused`: a RESP2 `CLIENT SETNAME` was refused (an ACL without `client|setname`, `CLIENT` renamed
  *   away); the connection goes on without the name, `error` is the server's reply.
+ * - `resp-fallback`: the server refused `HELLO 3` (older than Redis 6, a proxy that does not know HELLO) and `resp` was not given: the client speaks RESP2 from now on (no client tracking, so
+ *   `near()` goes by invalidation messages); `error` is the server's reply. Comes before that connection's `ready`.
  */
 export type ConnectionEvent =
   | { readonly type: "connect"; readonly server: string }
@@ -158,4 +160,5 @@ export type ConnectionEvent =
   | { readonly type: "disconnect"; readonly server: string; readonly cause: unknown }
   | { readonly type: "reconnecting"; readonly server: string; readonly attempt: number; readonly delayMs: number }
   | { readonly type: "error"; readonly server: string; readonly error: unknown }
-  | { readonly type: "name-refused"; readonly server: string; readonly name: string; readonly error: unknown };
+  | { readonly type: "name-refused"; readonly server: string; readonly name: string; readonly error: unknown }
+  | { readonly type: "resp-fallback"; readonly server: string; readonly error: unknown };

@@ -4,5 +4,6 @@
  *
  * @module
  */
+export { isWorkerd } from "./cloudflare.ts";
 export { openTransport } from "./open.ts";
 export { describeTarget, describeUrl, serverName, type Transport, type TransportEvents } from "./types.ts";

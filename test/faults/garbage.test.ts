@@ -20,8 +20,21 @@ async function withFake(
   run: (fake: FakeServer, redis: RedisClient) => Promise<void>,
   reconnect = false,
 ) {
-  const fake = await startFakeServer((command, info) => handler(command, info.index, info.connection));
-  const redis = await connect({ url: fake.url, reconnect: reconnect ? { minMs: 10, maxMs: 20 } : false });
+  // Lazy and RESP2: the first connection carries the test's commands and
+  // nothing else, so byte offsets count from their first reply. A reconnect
+  // opens with the PING that asks whether a password is needed: answered
+  // here, so the handlers see only the commands of the test.
+  const fake = await startFakeServer((command, info) =>
+    info.connection > 0 && info.index === 0 && command.length === 1 && command[0] === "PING"
+      ? { write: "+PONG\r\n" }
+      : handler(command, info.index, info.connection)
+  );
+  const redis = await connect({
+    url: fake.url,
+    resp: 2,
+    lazyConnect: true,
+    reconnect: reconnect ? { minMs: 10, maxMs: 20 } : false,
+  });
   try {
     await run(fake, redis);
   } finally {
