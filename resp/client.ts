@@ -35,7 +35,7 @@ import {
   Subscriptions,
   WRITTEN,
 } from "./connection/mod.ts";
-import { ConnectionError, ProtocolError, type RedisReplyError, TimeoutError } from "./errors.ts";
+import { ConnectionError, ProtocolError, type RedisReplyError, TimeoutError, timeoutMessage } from "./errors.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { describeTarget, serverName } from "./transport/mod.ts";
 import type {
@@ -349,7 +349,7 @@ export class RedisClient implements RedisLike, TrackingClient {
       cmd.resolve = resolve;
       cmd.reject = reject;
     });
-    if (options?.onAttribute !== undefined) cmd.onAttribute = options.onAttribute;
+    cmd.options = options;
     cmd.expect = this.#subscriptions.track(command);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     if (timeoutMs > 0 || !this.#connected) cmd.issuedAt = Date.now();
@@ -559,12 +559,15 @@ export class RedisClient implements RedisLike, TrackingClient {
     const offline = !written && !this.#connected;
     const last = offline ? this.#lastError : undefined;
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
+    const own = cmd.options?.timeoutMs;
+    const setting = own === undefined ? "commandTimeoutMs" : "timeoutMs";
+    const timeoutMs = own ?? this.#o.commandTimeoutMs;
     cmd.fail(
-      new TimeoutError(
-        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
-        waited,
-        last === undefined ? undefined : { cause: last },
-      ),
+      new TimeoutError(`${timeoutMessage(`Command ${commandName(cmd.name)}`, setting, timeoutMs)}${why}`, waited, {
+        setting,
+        timeoutMs,
+        ...(last === undefined ? {} : { cause: last }),
+      }),
     );
     // A written command is always on the current connection: a close rejects them all.
     if (written) this.#conn?.watchOverdue(cmd);

@@ -11,7 +11,7 @@
  */
 import { Buffer } from "node:buffer";
 import { checkSendOptions, commandName, type Deadline, Deadlines } from "../connection/mod.ts";
-import { RedisReplyError, TimeoutError } from "../errors.ts";
+import { RedisReplyError, TimeoutError, timeoutMessage } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
 
 const utf8 = new TextDecoder();
@@ -104,7 +104,13 @@ class Pending implements Deadline {
 // alone never keeps a process alive.
 const deadlines = new Deadlines<Pending>((p) => {
   const waited = Date.now() - p.startedAt;
-  p.fail(new TimeoutError(`Command ${commandName(p.command[0])} timed out after ${waited} ms`, waited));
+  const timeoutMs = p.deadline - p.startedAt;
+  p.fail(
+    new TimeoutError(timeoutMessage(`Command ${commandName(p.command[0])}`, "timeoutMs", timeoutMs), waited, {
+      setting: "timeoutMs",
+      timeoutMs,
+    }),
+  );
 });
 
 /** How many adapter commands are waiting on a deadline (their tests check none is left behind). */

@@ -306,6 +306,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
     const name = typeof command[0] === "string" ? command[0].toLowerCase() : "";
     if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, options);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
+    const setting = options?.timeoutMs === undefined ? "commandTimeoutMs" : "timeoutMs";
     const startedAt = timeoutMs > 0 ? Date.now() : 0;
     const deadline = timeoutMs > 0 ? startedAt + timeoutMs : Infinity;
     // Fast path: the owner is known and connected; the node client counts the timeout from now too.
@@ -320,11 +321,24 @@ export class ClusterClient implements RedisLike, TrackingClient {
           if (isConnectionError(error)) this.#nodes.requestRefresh();
           return this.#failed(error);
         }
-        return this.#redirector.run({ command, slot, options, startedAt, deadline, error, failedOn: node })
+        return this.#redirector.run({
+          command,
+          slot,
+          options,
+          startedAt,
+          deadline,
+          setting,
+          timeoutMs,
+          error,
+          failedOn: node,
+        })
           .then(this.#settled, this.#failed);
       });
     }
-    return this.#redirector.run({ command, slot, options, startedAt, deadline }).then(this.#settled, this.#failed);
+    return this.#redirector.run({ command, slot, options, startedAt, deadline, setting, timeoutMs }).then(
+      this.#settled,
+      this.#failed,
+    );
   }
 
   // Every command is counted until it settles, so close() can wait for the

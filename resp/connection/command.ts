@@ -8,7 +8,7 @@
  */
 import { abortSignal, knownOptions, unlistenAbort } from "../shared/mod.ts";
 import type { Deadline, Deadlines } from "./deadlines.ts";
-import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
+import type { Arg, Reply, SendOptions } from "../types.ts";
 
 export const QUEUED = 0;
 export const WRITTEN = 1;
@@ -43,7 +43,12 @@ export class Command implements Deadline, EventListenerObject {
   signal: AbortSignal | undefined = undefined;
   /** Told after an abort settled this command: the client's close() may be waiting for its last command. */
   onAborted: (() => void) | undefined = undefined;
-  onAttribute: ((attribute: ReplyMap) => void) | undefined = undefined;
+  /**
+   * The caller's options, when given: read when the command times out
+   * (which setting ran out) and when its reply comes (`onAttribute`).
+   * One field for what few calls pass, not one per option.
+   */
+  options: SendOptions | undefined = undefined;
   resolve!: (value: Reply) => void;
   reject!: (error: unknown) => void;
 

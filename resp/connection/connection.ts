@@ -342,7 +342,7 @@ export class Connection {
     this.#written.shift();
     cmd.replied = true;
     this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
-    if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
+    if (attribute !== undefined && cmd.state !== SETTLED) cmd.options?.onAttribute?.(attribute);
     // Redis names a refused command but not the rule that would allow it, nor the password that is missing.
     if (value instanceof RedisReplyError) {
       cmd.fail(

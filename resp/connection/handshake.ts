@@ -28,7 +28,7 @@
 import { unexplained } from "./acl.ts";
 import { Command } from "./command.ts";
 import type { Connection } from "./connection.ts";
-import { ConnectionError, RedisReplyError, TimeoutError } from "../errors.ts";
+import { ConnectionError, RedisReplyError, TimeoutError, timeoutMessage } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
 import { isSubscribeKind, type Subscriptions } from "./subscriptions.ts";
 import { describeTarget, describeUrl } from "../transport/mod.ts";
@@ -236,7 +236,11 @@ async function exchange(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const timedOut = new TimeoutError(`handshake timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs);
+      const timedOut = new TimeoutError(
+        timeoutMessage("The handshake", "connectTimeoutMs", o.connectTimeoutMs),
+        o.connectTimeoutMs,
+        { setting: "connectTimeoutMs", timeoutMs: o.connectTimeoutMs },
+      );
       for (const c of along) c.fail(handshakeError(o, undefined, timedOut));
       reject({ step: undefined, error: timedOut } satisfies Refused);
     }, o.connectTimeoutMs);

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { ConnectionError, TimeoutError } from "../errors.ts";
+import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { describeTarget, type Transport, type TransportEvents } from "./types.ts";
+import { connectTimeout, describeTarget, type Transport, type TransportEvents } from "./types.ts";
 
 /** What herdless uses of a `cloudflare:sockets` socket. */
 interface CloudflareSocket {
@@ -74,7 +74,7 @@ export async function openCloudflareTransport(o: ResolvedOptions, events: Transp
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
+      reject(connectTimeout(target, o.connectTimeoutMs));
     }, o.connectTimeoutMs);
   });
   try {

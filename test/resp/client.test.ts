@@ -163,9 +163,11 @@ wire(
       const e = (await rejects(
         () => redis.send(["ECHO", "late"], { timeoutMs: 50 }),
         TimeoutError,
-        /^Command ECHO timed out after \d+ ms$/,
+        "Command ECHO timed out: 'timeoutMs' of 50 ms ran out",
       )) as TimeoutError;
       assert.ok(e.waitedMs >= 50 && Date.now() - started >= 50);
+      assert.is(e.setting, "timeoutMs");
+      assert.is(e.timeoutMs, 50);
       proxy.releaseReplies();
       // The late reply to ECHO is dropped; the next command gets its own reply.
       assert.is(await redis.send(["ECHO", "next"]), "next");
@@ -180,11 +182,20 @@ wire("the client-wide commandTimeoutMs applies, and timeoutMs: 0 turns it off fo
   const redis = await connect({ url: proxy.url, commandTimeoutMs: 40 });
   try {
     proxy.holdReplies();
-    await rejects(() => redis.send(["PING"]), TimeoutError, /^Command PING timed out after \d+ ms$/);
+    const e = (await rejects(
+      () => redis.send(["PING"]),
+      TimeoutError,
+      "Command PING timed out: 'commandTimeoutMs' of 40 ms ran out",
+    )) as TimeoutError;
+    assert.equal([e.setting, e.timeoutMs], ["commandTimeoutMs", 40]);
     const untimed = redis.send(["ECHO", "patient"], { timeoutMs: 0 });
     // A command sent after it with the client-wide timeout times out first:
     // past that point the untimed one would have timed out too.
-    await rejects(() => redis.send(["PING"]), TimeoutError, /^Command PING timed out after \d+ ms$/);
+    await rejects(
+      () => redis.send(["PING"]),
+      TimeoutError,
+      "Command PING timed out: 'commandTimeoutMs' of 40 ms ran out",
+    );
     proxy.releaseReplies();
     assert.is(await untimed, "patient");
   } finally {
