@@ -6,7 +6,7 @@
  */
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
-import { parseRedisUrl } from "./url.ts";
+import { parseRedisUrl, type RedisUrl } from "./url.ts";
 import { isWorkerd } from "./transport/mod.ts";
 import {
   boolean,
@@ -28,22 +28,15 @@ export interface ReconnectOptions {
   maxMs?: number;
 }
 
-/** Options of {@linkcode connect}. A `url` is read first; explicit fields override it. */
-export interface ConnectOptions {
+/**
+ * Options of {@linkcode connect}. A `url` is read first; explicit fields
+ * override it. Where and as whom to connect (`host`, `port`, `path`,
+ * `username`, `password`, `db`) are the fields a URL can say:
+ * {@linkcode RedisUrl}'s.
+ */
+export interface ConnectOptions extends Omit<RedisUrl, "tls"> {
   /** `redis://`, `rediss://` or `unix://` URL. */
   url?: string;
-  /** Host name or IP address of the server. @default {"127.0.0.1"} */
-  host?: string;
-  /** TCP port of the server. @default {6379} */
-  port?: number;
-  /** Unix socket path (instead of host and port). */
-  path?: string;
-  /** ACL user name (with `password`). */
-  username?: string;
-  /** Password sent with AUTH (or HELLO's AUTH) on every (re)connect; with `username` for an ACL user. */
-  password?: string;
-  /** Database selected on every (re)connect. @default {0} */
-  db?: number;
   /** `true` or node:tls options to connect with TLS. @default {false} */
   tls?: boolean | TlsOptions;
   /**
