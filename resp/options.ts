@@ -7,11 +7,11 @@
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
 import { parseRedisUrl, type RedisUrl } from "./url.ts";
-import { isWorkerd } from "./transport/mod.ts";
 import {
   boolean,
   func,
   intInRange,
+  isWorkerd,
   knownOptions,
   nonNegativeInt,
   optionalString,

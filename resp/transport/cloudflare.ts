@@ -25,11 +25,6 @@ type CloudflareConnect = (
   options: { secureTransport: "on" | "off"; allowHalfOpen: boolean },
 ) => CloudflareSocket;
 
-/** True under workerd, whose `navigator.userAgent` is fixed to this value. */
-export function isWorkerd(): boolean {
-  return (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === "Cloudflare-Workers";
-}
-
 /**
  * The option workerd's `connect()` cannot honour, if any: it has no unix
  * sockets, and its TLS verifies the server against the public CAs with the

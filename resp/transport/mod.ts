@@ -4,6 +4,5 @@
  *
  * @module
  */
-export { isWorkerd } from "./cloudflare.ts";
 export { openTransport } from "./open.ts";
 export { describeTarget, describeUrl, serverName, type Transport, type TransportEvents } from "./types.ts";
