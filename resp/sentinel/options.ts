@@ -22,10 +22,14 @@ export type SentinelEvent =
 /** Options of {@linkcode connectSentinel}: where the sentinels are, which master group, and how to reach its master. */
 export interface SentinelOptions extends Omit<ConnectOptions, "url" | "host" | "port" | "path" | "onEvent"> {
   /**
-   * `redis://` or `rediss://` URLs of some of the group's sentinels (more are
-   * learned from `SENTINEL sentinels`). Credentials in a URL are that
-   * sentinel's own (`sentinel requirepass`); `username`, `password`, `db`
-   * and `tls` of these options are the data node's.
+   * `redis://` or `rediss://` URLs of some of the group's sentinels. More are
+   * learned from `SENTINEL sentinels` at each check: the ones its last
+   * answer names, at most 32 besides those given (a sentinel that answers
+   * with thousands cannot grow the list), entries without a valid host and
+   * port left out. Credentials in a URL are that sentinel's own (`sentinel
+   * requirepass`); `username`, `password`, `db` and `tls` of these options
+   * are the data node's. A sentinel that names a master without a valid
+   * host and port (1..65535) counts as failed: the next one is asked.
    */
   sentinels: readonly string[];
   /** The master group's name, as the sentinels monitor it (`sentinel monitor <name> ...`). */
