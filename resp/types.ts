@@ -46,6 +46,19 @@ export interface SendOptions {
   buffers?: boolean | undefined;
   /** Receives the RESP3 attribute (`|`) that annotated this reply, kept apart from the reply itself. */
   onAttribute?: ((attribute: ReplyMap) => void) | undefined;
+  /**
+   * Grow this command's deadline with the size of its reply: when the reply
+   * announces a payload of at least 1 MiB (the `$<length>` header of a
+   * value, before its bytes), the deadline moves later by
+   * ceil(length / bytesPerMs) ms, for each such payload. A read cannot know
+   * a value's size before asking; without this, a value that takes longer
+   * to arrive than `timeoutMs` fails every read. Replies under 1 MiB, and
+   * commands without it, keep a flat deadline at no cost. A positive number
+   * of bytes per millisecond (10_000: 10 MB/s). Our clients only: the
+   * adapters accept it and keep a flat deadline (ioredis, node-redis and
+   * Bun's client show no reply before it is whole).
+   */
+  bytesPerMs?: number | undefined;
 }
 
 /**

@@ -175,6 +175,7 @@ export class Redirector {
           signal: r.options?.signal,
           buffers: r.options?.buffers,
           onAttribute: r.options?.onAttribute,
+          bytesPerMs: r.options?.bytesPerMs,
           timeoutMs: r.deadline === Infinity ? 0 : Math.max(1, r.deadline - Date.now()),
         };
         // ASKING and the command leave in the same write (automatic pipelining):

@@ -129,7 +129,13 @@ export function checkArgs(command: readonly Arg[]): TypeError | undefined {
 }
 
 /** Every key of {@linkcode SendOptions}: any other is refused, by name. */
-export const SEND_OPTIONS: readonly (keyof SendOptions)[] = ["signal", "timeoutMs", "buffers", "onAttribute"];
+export const SEND_OPTIONS: readonly (keyof SendOptions)[] = [
+  "signal",
+  "timeoutMs",
+  "buffers",
+  "onAttribute",
+  "bytesPerMs",
+];
 
 /**
  * Why `options` (given, not undefined) cannot be used, or undefined: an
@@ -147,7 +153,7 @@ export function checkSendOptions(options: SendOptions): TypeError | RangeError |
   } catch (error) {
     return error as TypeError;
   }
-  const { timeoutMs, buffers, onAttribute } = options;
+  const { timeoutMs, buffers, onAttribute, bytesPerMs } = options;
   if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs === Infinity)) {
     return new RangeError(
       `Cannot send: 'timeoutMs' must be a non-negative finite number (0: none), got ${
@@ -160,6 +166,13 @@ export function checkSendOptions(options: SendOptions): TypeError | RangeError |
   }
   if (onAttribute !== undefined && typeof onAttribute !== "function") {
     return new TypeError(`Cannot send: 'onAttribute' must be a function, got ${typeof onAttribute}`);
+  }
+  if (bytesPerMs !== undefined && (typeof bytesPerMs !== "number" || !(bytesPerMs > 0) || bytesPerMs === Infinity)) {
+    return new RangeError(
+      `Cannot send: 'bytesPerMs' must be a positive finite number, got ${
+        typeof bytesPerMs === "number" ? bytesPerMs : typeof bytesPerMs
+      }`,
+    );
   }
   return undefined;
 }

@@ -128,6 +128,7 @@ export class Connection {
         this.#frames++;
         this.#onPush(value);
       },
+      announced: (length) => this.#onAnnounced(length),
     }, { maxBulkBytes });
     this.#events = {
       data: (chunk) => {
@@ -354,6 +355,20 @@ export class Connection {
       );
     } else cmd.succeed(value);
     if (this.onSettle !== undefined) this.onSettle();
+  }
+
+  /**
+   * A reply payload of `length` bytes (1 MiB or more) was announced: it is
+   * the reply of the command at the head. A command sent with `bytesPerMs`
+   * has its deadline moved later by the time those bytes take at that rate,
+   * so a large value is not cut off by a deadline set before its size was
+   * known; others keep theirs.
+   */
+  #onAnnounced(length: number): void {
+    const cmd = this.#written.peek();
+    const rate = cmd?.options?.bytesPerMs;
+    if (rate === undefined || cmd!.heapIndex < 0 || cmd!.state === SETTLED) return;
+    cmd!.deadlines!.postpone(cmd!, cmd!.deadline + Math.ceil(length / rate));
   }
 
   #onPush(value: Reply[]): void {
