@@ -62,9 +62,11 @@ export type PushListener = (push: Reply[]) => void;
 /**
  * Connect to Redis. Rejects with a `ConnectionError` when the first attempt
  * fails (nothing listens, a timeout, or the server refused the password or
- * the database: then the message names the URL with the password hidden and
- * the server's `RedisReplyError` is the `cause`); afterwards the client
- * reconnects by itself.
+ * the database, or needs a password and none was given: then the message
+ * names the URL with the password hidden and the server's `RedisReplyError`
+ * is the `cause`); afterwards the client reconnects by itself. Speaks RESP3
+ * unless `resp` says otherwise, and RESP2 where the server refuses `HELLO 3`
+ * (a `resp-fallback` event says so; RESP2 by default on workerd).
  *
  * @param target a `redis://`, `rediss://` or `unix://` URL, or options; `redis://127.0.0.1:6379` when omitted.
  * @returns the client, connected and past its handshake.
