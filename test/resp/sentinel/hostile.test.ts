@@ -4,6 +4,7 @@
  * chooses); the data node they name is a real redis-server, so the client's
  * own checks of the master (ROLE) run for real.
  */
+import { Buffer } from "node:buffer";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ConnectionError } from "../../../resp/errors.ts";
