@@ -19,6 +19,7 @@
 import { commandChannel, func, ignore, listenAbort, traced } from "./shared/mod.ts";
 import {
   checkArgs,
+  checkSendOptions,
   ClientTracking,
   Command,
   commandName,
@@ -34,7 +35,7 @@ import {
   Subscriptions,
   WRITTEN,
 } from "./connection/mod.ts";
-import { ConnectionError, ProtocolError, TimeoutError } from "./errors.ts";
+import { ConnectionError, ProtocolError, type RedisReplyError, TimeoutError, timeoutMessage } from "./errors.ts";
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "./options.ts";
 import { describeTarget, serverName } from "./transport/mod.ts";
 import type {
@@ -61,13 +62,16 @@ export type PushListener = (push: Reply[]) => void;
 /**
  * Connect to Redis. Rejects with a `ConnectionError` when the first attempt
  * fails (nothing listens, a timeout, or the server refused the password or
- * the database: then the message names the URL with the password hidden and
- * the server's `RedisReplyError` is the `cause`); afterwards the client
- * reconnects by itself.
+ * the database, or needs a password and none was given: then the message
+ * names the URL with the password hidden and the server's `RedisReplyError`
+ * is the `cause`); afterwards the client reconnects by itself. Speaks RESP3
+ * unless `resp` says otherwise, and RESP2 where the server refuses `HELLO 3`
+ * (a `resp-fallback` event says so; RESP2 by default on workerd).
  *
  * @param target a `redis://`, `rediss://` or `unix://` URL, or options; `redis://127.0.0.1:6379` when omitted.
  * @returns the client, connected and past its handshake.
- * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {RangeError | TypeError} naming a bad setting, or an unknown option (`Unknown option 'comandTimeoutMs'
+ *   for connect(); did you mean 'commandTimeoutMs'?`).
  * @throws {ConnectionError} (as a rejection) when the first connection attempt fails or the server refuses the handshake (a wrong password, a db out of range).
  * @example Connect, send, close
  * ```ts
@@ -177,7 +181,11 @@ export class RedisClient implements RedisLike, TrackingClient {
     return this.#generation;
   }
 
-  /** The protocol this client speaks: 2, or 3 (push frames, client tracking). */
+  /**
+   * The protocol this client speaks: 2, or 3 (push frames, client tracking).
+   * 2 once the server refused `HELLO 3` to a client not given `resp` (a
+   * lazy client says 3 until its first connection tells).
+   */
   get resp(): 2 | 3 {
     return this.#o.resp;
   }
@@ -264,7 +272,8 @@ export class RedisClient implements RedisLike, TrackingClient {
    * @param command the command and its arguments, e.g. `["SET", key, value, "PX", 100]`.
    * @param options a timeout, an abort signal, bytes instead of strings, a RESP3 attribute listener.
    * @returns the decoded reply.
-   * @throws {TypeError} (as a rejection) when an argument is not a string, number or Uint8Array.
+   * @throws {TypeError} (as a rejection) when an argument is not a string, number or Uint8Array, or `options`
+   *   holds a key `SendOptions` does not name, or a field of the wrong type (`signal` not an AbortSignal).
    * @throws {RedisReplyError} (as a rejection) when the server answers with an error.
    * @throws {TimeoutError} (as a rejection) when `timeoutMs` (or the client's `commandTimeoutMs`) runs out.
    * @throws {ConnectionError} (as a rejection) when the client is closed, the connection drops after the write, or the offline queue is full.
@@ -315,7 +324,7 @@ export class RedisClient implements RedisLike, TrackingClient {
   }
 
   #sendFull(command: readonly Arg[], options: SendOptions | undefined): Promise<Reply> {
-    const bad = checkArgs(command);
+    const bad = checkArgs(command) ?? (options === undefined ? undefined : checkSendOptions(options));
     if (bad !== undefined) return Promise.reject(bad);
     if (this.#closing || this.#closed) {
       return Promise.reject(new ConnectionError("The client is closed"));
@@ -342,7 +351,7 @@ export class RedisClient implements RedisLike, TrackingClient {
       cmd.resolve = resolve;
       cmd.reject = reject;
     });
-    if (options?.onAttribute !== undefined) cmd.onAttribute = options.onAttribute;
+    cmd.options = options;
     cmd.expect = this.#subscriptions.track(command);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
     if (timeoutMs > 0 || !this.#connected) cmd.issuedAt = Date.now();
@@ -552,12 +561,15 @@ export class RedisClient implements RedisLike, TrackingClient {
     const offline = !written && !this.#connected;
     const last = offline ? this.#lastError : undefined;
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
+    const own = cmd.options?.timeoutMs;
+    const setting = own === undefined ? "commandTimeoutMs" : "timeoutMs";
+    const timeoutMs = own ?? this.#o.commandTimeoutMs;
     cmd.fail(
-      new TimeoutError(
-        `Command ${commandName(cmd.name)} timed out after ${waited} ms${why}`,
-        waited,
-        last === undefined ? undefined : { cause: last },
-      ),
+      new TimeoutError(`${timeoutMessage(`Command ${commandName(cmd.name)}`, setting, timeoutMs)}${why}`, waited, {
+        setting,
+        timeoutMs,
+        ...(last === undefined ? {} : { cause: last }),
+      }),
     );
     // A written command is always on the current connection: a close rejects them all.
     if (written) this.#conn?.watchOverdue(cmd);
@@ -611,7 +623,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     // Lazy: tracking and the commands issued so far go in the handshake's write.
     const along: Command[] = [];
     if (lazy && !this.#closed) {
-      if (this.#tracking.wanted) along.push(this.#trackingCommand(conn));
+      if (this.#tracking.wanted && this.#o.resp === 3) along.push(this.#trackingCommand(conn));
       for (const cmd of this.#offline) if (cmd.state === QUEUED) along.push(cmd);
       this.#offline = [];
     }
@@ -640,15 +652,32 @@ export class RedisClient implements RedisLike, TrackingClient {
     this.#connected = true;
     this.#attempt = 0;
     this.#generation++;
+    if (outcome.helloRefused !== undefined) this.#fellBack(outcome.helloRefused);
     if (outcome.nameRefused !== undefined) {
       this.#emit({ type: "name-refused", server: this.#serverName, name: this.#o.name!, error: outcome.nameRefused });
     }
     this.#emit({ type: "ready", server: this.#serverName, generation: this.#generation });
     this.#stopOfflineSweep();
-    if (this.#tracking.wanted && along.length === 0) this.#retrack(conn);
+    if (this.#tracking.wanted && along.length === 0 && this.#o.resp === 3) this.#retrack(conn);
     const offline = this.#offline;
     this.#offline = [];
     conn.release(offline);
+  }
+
+  /**
+   * The server refused `HELLO 3` and `resp` was not given: RESP2 for good
+   * (reconnects and duplicates send no HELLO), and said so. Tracking cannot
+   * work without push frames: its listeners hear it refused (near() then
+   * goes by invalidation messages).
+   */
+  #fellBack(error: RedisReplyError): void {
+    // `#o.resp` is 2 already: the handshake switched it as HELLO's refusal was read.
+    this.#emit({ type: "resp-fallback", server: this.#serverName, error });
+    if (this.#tracking.wanted) {
+      this.#tracking.refused(
+        new TypeError(`Cannot track: the server refused HELLO 3 (${error.message}), so the client speaks RESP2`),
+      );
+    }
   }
 
   // Tracking goes first on a new connection, ahead of the queued commands:

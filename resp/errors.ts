@@ -145,34 +145,76 @@ export function isProtocolError(e: unknown): e is ProtocolError {
   return hasBrand(e, "ProtocolError");
 }
 
+/** Options of the {@linkcode TimeoutError} constructor. */
+export interface TimeoutErrorOptions extends HerdlessErrorOptions {
+  /**
+   * The setting whose time ran out: `"timeoutMs"` (a call's own),
+   * `"commandTimeoutMs"` (the client's default), `"connectTimeoutMs"`,
+   * `"waitMs"` (a lease wait), `"queueMs"` (a limit queue).
+   * @default {"timeoutMs"}
+   */
+  setting?: string;
+  /** That setting's value, in milliseconds. @default {waitedMs} */
+  timeoutMs?: number;
+}
+
 /**
  * A deadline ran out: a command timeout, a connect timeout, or a cache
  * caller's wait for another owner's load. A waiter that times out never falls
  * through to the origin.
  *
- * @example How long it waited
+ * `setting` names the setting that ran out and `timeoutMs` its value; the
+ * message says the same and nothing measured (`Command GET timed out:
+ * 'timeoutMs' of 2000 ms ran out`), so logs group by message. How long the
+ * operation actually waited is `waitedMs`.
+ *
+ * @example What ran out, and how long it waited
  * ```ts
  * import { TimeoutError } from "@herdless/herdless";
- * const e = new TimeoutError("Command GET timed out after 1000 ms", 1000);
- * console.log(e.waitedMs); // 1000
+ * const e = new TimeoutError("Command GET timed out: 'timeoutMs' of 1000 ms ran out", 1003, {
+ *   setting: "timeoutMs",
+ *   timeoutMs: 1000,
+ * });
+ * console.log(e.setting, e.timeoutMs, e.waitedMs); // "timeoutMs" 1000 1003
  * ```
  */
 export class TimeoutError extends Error {
   /** How long the operation waited before giving up, in milliseconds. */
   readonly waitedMs: number;
+  /** The setting that ran out: `"timeoutMs"`, `"commandTimeoutMs"`, `"connectTimeoutMs"`, `"waitMs"`, `"queueMs"`. */
+  readonly setting: string;
+  /** That setting's value, in milliseconds. */
+  readonly timeoutMs: number;
   /**
-   * A timeout, with how long the operation waited.
+   * A timeout, with what ran out and how long the operation waited.
    *
-   * @param message what timed out, and after how long.
+   * @param message what timed out and which setting ran out, with no measured duration.
    * @param waitedMs how long it waited, in ms.
-   * @param options the `cause`: for a command that timed out while disconnected, the last socket error.
+   * @param options the `setting` and its `timeoutMs`; the `cause`: for a command that timed out while
+   *   disconnected, the last socket error.
    */
-  constructor(message: string, waitedMs: number, options?: HerdlessErrorOptions) {
-    super(message, options);
+  constructor(message: string, waitedMs: number, options?: TimeoutErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TimeoutError";
     brand(this, "TimeoutError");
     this.waitedMs = waitedMs;
+    this.setting = options?.setting ?? "timeoutMs";
+    this.timeoutMs = options?.timeoutMs ?? waitedMs;
   }
+}
+
+/**
+ * A timeout's message in its one form: what timed out, the setting and its
+ * value; nothing measured, so every timeout of one setting reads the same
+ * (`Command GET timed out: 'timeoutMs' of 2000 ms ran out`). Not re-exported:
+ * both layers build their messages with it.
+ *
+ * @param what the subject, e.g. `"Command GET"`, `"Cannot get products:{..}:data"`.
+ * @param setting the setting that ran out, e.g. `"waitMs"`.
+ * @param timeoutMs its value.
+ */
+export function timeoutMessage(what: string, setting: string, timeoutMs: number): string {
+  return `${what} timed out: '${setting}' of ${timeoutMs} ms ran out`;
 }
 
 /**
@@ -180,7 +222,7 @@ export class TimeoutError extends Error {
  * `DOMException` of `AbortSignal.timeout()`, also named "TimeoutError", is not.
  *
  * @param e anything caught.
- * @returns whether it is our timeout (then `e.waitedMs` is there).
+ * @returns whether it is our timeout (then `e.setting`, `e.timeoutMs` and `e.waitedMs` are there).
  * @example A foreign error of the same name is not one
  * ```ts
  * import { isTimeoutError, TimeoutError } from "@herdless/herdless";

@@ -6,11 +6,13 @@
  */
 import type { ConnectionOptions as TlsOptions } from "node:tls";
 import type { ConnectionEvent } from "./types.ts";
-import { parseRedisUrl } from "./url.ts";
+import { parseRedisUrl, type RedisUrl } from "./url.ts";
 import {
   boolean,
   func,
   intInRange,
+  isWorkerd,
+  knownOptions,
   nonNegativeInt,
   optionalString,
   optionsObject,
@@ -26,25 +28,35 @@ export interface ReconnectOptions {
   maxMs?: number;
 }
 
-/** Options of {@linkcode connect}. A `url` is read first; explicit fields override it. */
-export interface ConnectOptions {
+/**
+ * Options of {@linkcode connect}. A `url` is read first; explicit fields
+ * override it. Where and as whom to connect (`host`, `port`, `path`,
+ * `username`, `password`, `db`) are the fields a URL can say:
+ * {@linkcode RedisUrl}'s.
+ */
+export interface ConnectOptions extends Omit<RedisUrl, "tls"> {
   /** `redis://`, `rediss://` or `unix://` URL. */
   url?: string;
-  /** Host name or IP address of the server. @default {"127.0.0.1"} */
-  host?: string;
-  /** TCP port of the server. @default {6379} */
-  port?: number;
-  /** Unix socket path (instead of host and port). */
-  path?: string;
-  /** ACL user name (with `password`). */
-  username?: string;
-  /** Password sent with AUTH (or HELLO's AUTH) on every (re)connect; with `username` for an ACL user. */
-  password?: string;
-  /** Database selected on every (re)connect. @default {0} */
-  db?: number;
   /** `true` or node:tls options to connect with TLS. @default {false} */
   tls?: boolean | TlsOptions;
-  /** Protocol: 3 sends `HELLO 3` and enables push replies (pub/sub on the same connection). @default {2} */
+  /**
+   * Protocol. 3 sends `HELLO 3`: push replies (pub/sub on the command
+   * connection) and client tracking, which `near()` needs to hear other
+   * writers. Left out, the client asks for RESP3 and falls back to RESP2
+   * where `HELLO 3` is refused (a server older than Redis 6, a proxy that
+   * does not know HELLO), with a `resp-fallback`
+   * event naming the refusal; the client then speaks RESP2 for good
+   * (`client.resp` says which). Given, it is what is spoken: `resp: 3` on a
+   * server that refuses HELLO fails `connect()`.
+   *
+   * On workerd (Cloudflare Workers) the default is 2: a Worker connects per
+   * request, and RESP3 there serves only `near()`, whose tracking would add
+   * its commands (`CLIENT TRACKING`, and the tracked reads' invalidations)
+   * to every request for entries that die with the isolate's request
+   * anyway; RESP2 keeps the first request's handshake to what the commands
+   * need. Give `resp: 3` to have it anyway.
+   * @default {3, falling back to 2 (2 on workerd)}
+   */
   resp?: 2 | 3;
   /** Sent as `CLIENT SETNAME` on every (re)connect. */
   name?: string;
@@ -94,7 +106,10 @@ export interface ResolvedOptions {
   password: string | undefined;
   db: number;
   tls: TlsOptions | undefined;
+  /** What is spoken: mutable, since a refused HELLO switches a client with `respFallback` to 2 for good. */
   resp: 2 | 3;
+  /** `resp` was not given: a refused `HELLO 3` falls back to RESP2 instead of failing. */
+  respFallback: boolean;
   name: string | undefined;
   lazyConnect: boolean;
   connectTimeoutMs: number;
@@ -115,12 +130,44 @@ export interface ResolvedOptions {
 
 const WHERE = "connect";
 
+/** Every key of {@linkcode ConnectOptions}: any other is refused, by name. */
+export const CONNECT_OPTIONS: readonly (keyof ConnectOptions)[] = [
+  "url",
+  "host",
+  "port",
+  "path",
+  "username",
+  "password",
+  "db",
+  "tls",
+  "resp",
+  "name",
+  "connectTimeoutMs",
+  "commandTimeoutMs",
+  "offlineQueue",
+  "offlineTimeoutMs",
+  "reconnect",
+  "lazyConnect",
+  "onEvent",
+  "maxBulkBytes",
+];
+
+const RECONNECT_OPTIONS: readonly (keyof ReconnectOptions)[] = ["minMs", "maxMs"];
+
 /**
  * Apply defaults to `connect()`'s argument and validate every field.
  *
+ * @param target `connect()`'s argument.
+ * @param caller the public function the options were given to, for unknown-option messages.
  * @throws {RangeError | TypeError} naming the first bad setting.
  */
-export function resolveConnectOptions(target: string | ConnectOptions | undefined): ResolvedOptions {
+export function resolveConnectOptions(
+  target: string | ConnectOptions | undefined,
+  caller = "connect()",
+): ResolvedOptions {
+  if (typeof target === "object" && target !== null && !Array.isArray(target)) {
+    knownOptions(caller, target, CONNECT_OPTIONS);
+  }
   const given: ConnectOptions = typeof target === "string"
     ? { url: target }
     : { ...optionsObject<ConnectOptions>(WHERE, target) };
@@ -128,12 +175,16 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
   const o = { ...fromUrl, ...stripUndefined(given) } as ConnectOptions;
 
   const port = intInRange(WHERE, "port", o.port ?? 6379, 1, 65535);
-  const resp = o.resp ?? 2;
+  const resp = o.resp ?? (isWorkerd() ? 2 : 3);
   if (resp !== 2 && resp !== 3) throw new RangeError(`Cannot connect: 'resp' must be 2 or 3, got ${show(resp)}`);
   const offlineQueue = o.offlineQueue === false ? 0 : nonNegativeInt(WHERE, "offlineQueue", o.offlineQueue ?? 10_000);
   let reconnect: ResolvedOptions["reconnect"] = false;
   if (o.reconnect !== false) {
-    const r = o.reconnect ?? {};
+    const r = o.reconnect === undefined || o.reconnect === (true as unknown) ? {} : o.reconnect;
+    if (typeof r !== "object" || r === null || Array.isArray(r)) {
+      throw new TypeError(`Cannot connect: 'reconnect' must be false or an object ({ minMs, maxMs }), got ${show(r)}`);
+    }
+    knownOptions(caller, r, RECONNECT_OPTIONS, "reconnect.");
     const minMs = positiveInt(WHERE, "reconnect.minMs", r.minMs ?? 50);
     const maxMs = positiveInt(WHERE, "reconnect.maxMs", r.maxMs ?? 2000);
     if (maxMs < minMs) {
@@ -154,6 +205,7 @@ export function resolveConnectOptions(target: string | ConnectOptions | undefine
     db: nonNegativeInt(WHERE, "db", o.db ?? 0),
     tls,
     resp,
+    respFallback: o.resp === undefined && resp === 3,
     name: optionalString(WHERE, "name", o.name),
     lazyConnect: boolean(WHERE, "lazyConnect", o.lazyConnect ?? false),
     connectTimeoutMs: positiveInt(WHERE, "connectTimeoutMs", o.connectTimeoutMs ?? 10_000),

@@ -32,7 +32,11 @@ export type Reply =
   | Reply[]
   | ReplyMap;
 
-/** Per-command options. */
+/**
+ * Per-command options. A key not named here is refused (`Unknown option
+ * 'timeOutMs' for send(); did you mean 'timeoutMs'?`), as is a field of the
+ * wrong type, before anything is sent.
+ */
 export interface SendOptions {
   /** Abort the command; it rejects with `signal.reason`. A command not yet written is never written. */
   signal?: AbortSignal | undefined;
@@ -42,6 +46,19 @@ export interface SendOptions {
   buffers?: boolean | undefined;
   /** Receives the RESP3 attribute (`|`) that annotated this reply, kept apart from the reply itself. */
   onAttribute?: ((attribute: ReplyMap) => void) | undefined;
+  /**
+   * Grow this command's deadline with the size of its reply: when the reply
+   * announces a payload of at least 1 MiB (the `$<length>` header of a
+   * value, before its bytes), the deadline moves later by
+   * ceil(length / bytesPerMs) ms, for each such payload. A read cannot know
+   * a value's size before asking; without this, a value that takes longer
+   * to arrive than `timeoutMs` fails every read. Replies under 1 MiB, and
+   * commands without it, keep a flat deadline at no cost. A positive number
+   * of bytes per millisecond (10_000: 10 MB/s). Our clients only: the
+   * adapters accept it and keep a flat deadline (ioredis, node-redis and
+   * Bun's client show no reply before it is whole).
+   */
+  bytesPerMs?: number | undefined;
 }
 
 /**
@@ -147,6 +164,8 @@ export interface CommandTraceContext {
  * - `error`: a connection attempt failed (nothing listens, a timeout, the server refused the password); `error` says why.
  * - `name-refused`: a RESP2 `CLIENT SETNAME` was refused (an ACL without `client|setname`, `CLIENT` renamed
  *   away); the connection goes on without the name, `error` is the server's reply.
+ * - `resp-fallback`: the server refused `HELLO 3` (older than Redis 6, a proxy that does not know HELLO) and `resp` was not given: the client speaks RESP2 from now on (no client tracking, so
+ *   `near()` goes by invalidation messages); `error` is the server's reply. Comes before that connection's `ready`.
  */
 export type ConnectionEvent =
   | { readonly type: "connect"; readonly server: string }
@@ -154,4 +173,5 @@ export type ConnectionEvent =
   | { readonly type: "disconnect"; readonly server: string; readonly cause: unknown }
   | { readonly type: "reconnecting"; readonly server: string; readonly attempt: number; readonly delayMs: number }
   | { readonly type: "error"; readonly server: string; readonly error: unknown }
-  | { readonly type: "name-refused"; readonly server: string; readonly name: string; readonly error: unknown };
+  | { readonly type: "name-refused"; readonly server: string; readonly name: string; readonly error: unknown }
+  | { readonly type: "resp-fallback"; readonly server: string; readonly error: unknown };

@@ -10,8 +10,8 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { commandName, type Deadline, Deadlines } from "../connection/mod.ts";
-import { RedisReplyError, TimeoutError } from "../errors.ts";
+import { checkSendOptions, commandName, type Deadline, Deadlines } from "../connection/mod.ts";
+import { RedisReplyError, TimeoutError, timeoutMessage } from "../errors.ts";
 import type { Arg, Reply, ReplyMap, SendOptions } from "../types.ts";
 
 const utf8 = new TextDecoder();
@@ -104,7 +104,13 @@ class Pending implements Deadline {
 // alone never keeps a process alive.
 const deadlines = new Deadlines<Pending>((p) => {
   const waited = Date.now() - p.startedAt;
-  p.fail(new TimeoutError(`Command ${commandName(p.command[0])} timed out after ${waited} ms`, waited));
+  const timeoutMs = p.deadline - p.startedAt;
+  p.fail(
+    new TimeoutError(timeoutMessage(`Command ${commandName(p.command[0])}`, "timeoutMs", timeoutMs), waited, {
+      setting: "timeoutMs",
+      timeoutMs,
+    }),
+  );
 });
 
 /** How many adapter commands are waiting on a deadline (their tests check none is left behind). */
@@ -131,6 +137,10 @@ export function run(
   options: SendOptions | undefined,
   start: () => Promise<unknown>,
 ): Promise<Reply> {
+  if (options !== undefined) {
+    const bad = checkSendOptions(options);
+    if (bad !== undefined) return Promise.reject(bad);
+  }
   const signal = options?.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const timeoutMs = options?.timeoutMs;

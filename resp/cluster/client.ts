@@ -12,6 +12,7 @@ import { ClusterSubscriber } from "./pubsub.ts";
 import { Redirector, RETRYABLE } from "./redirect.ts";
 import { type ClusterOptions, resolveClusterOptions, type ResolvedClusterOptions } from "./options.ts";
 import { routeSlot } from "./command_keys.ts";
+import { checkSendOptions } from "../connection/mod.ts";
 import { ConnectionError, isConnectionError, isRedisReplyError } from "../errors.ts";
 import { keySlot } from "./slot.ts";
 import type {
@@ -61,7 +62,7 @@ export interface ClusterStats {
  *
  * @param seeds node URLs (`redis://host:port`, `host:port`), or options with `seeds`.
  * @returns the client, once the slot map is read and every primary's first connection attempt has ended.
- * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {RangeError | TypeError} (synchronously) naming a bad setting or an unknown option (with the close one it resembles).
  * @throws {ConnectionError} (as a rejection) when no seed gives a slot map.
  * @example Point herdless at a cluster
  * ```ts
@@ -275,6 +276,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
    * @param options a timeout (counted from this call, across redirections), an abort signal, bytes instead of strings.
    * @returns the decoded reply.
    * @throws {CrossSlotError} (as a rejection) when its keys hash to different slots.
+   * @throws {TypeError} (as a rejection) when `options` holds an unknown key or a field of the wrong type.
    * @throws {TimeoutError} when `timeoutMs` (counted from this call, across retries) runs out.
    * @throws {ConnectionError} when the connection dropped after the command was written, or no node could serve it within `offlineTimeoutMs`.
    * @example A counter with a deadline
@@ -291,6 +293,10 @@ export class ClusterClient implements RedisLike, TrackingClient {
     if (!Array.isArray(command) || command.length === 0) {
       return Promise.reject(new TypeError("Cannot send: 'command' must be a non-empty array"));
     }
+    if (options !== undefined) {
+      const bad = checkSendOptions(options);
+      if (bad !== undefined) return Promise.reject(bad);
+    }
     let slot: number;
     try {
       slot = routeSlot(command);
@@ -300,6 +306,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
     const name = typeof command[0] === "string" ? command[0].toLowerCase() : "";
     if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, options);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
+    const setting = options?.timeoutMs === undefined ? "commandTimeoutMs" : "timeoutMs";
     const startedAt = timeoutMs > 0 ? Date.now() : 0;
     const deadline = timeoutMs > 0 ? startedAt + timeoutMs : Infinity;
     // Fast path: the owner is known and connected; the node client counts the timeout from now too.
@@ -314,11 +321,24 @@ export class ClusterClient implements RedisLike, TrackingClient {
           if (isConnectionError(error)) this.#nodes.requestRefresh();
           return this.#failed(error);
         }
-        return this.#redirector.run({ command, slot, options, startedAt, deadline, error, failedOn: node })
+        return this.#redirector.run({
+          command,
+          slot,
+          options,
+          startedAt,
+          deadline,
+          setting,
+          timeoutMs,
+          error,
+          failedOn: node,
+        })
           .then(this.#settled, this.#failed);
       });
     }
-    return this.#redirector.run({ command, slot, options, startedAt, deadline }).then(this.#settled, this.#failed);
+    return this.#redirector.run({ command, slot, options, startedAt, deadline, setting, timeoutMs }).then(
+      this.#settled,
+      this.#failed,
+    );
   }
 
   // Every command is counted until it settles, so close() can wait for the

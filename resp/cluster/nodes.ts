@@ -201,7 +201,13 @@ export class ClusterNodes {
     // A failed first attempt is not a reason to re-read the map by itself:
     // a command that needs this node asks for that while it waits, and an
     // idle client must not probe a dead node forever.
-    client.ready.catch(() => (node.failed = true));
+    client.ready.then(() => {
+      // A node refused HELLO 3 (resp not given): the others will too; open them in RESP2 from now on.
+      if (client.resp === 2 && this.#o.node.respFallback) {
+        this.#o.node.resp = 2;
+        this.#o.node.respFallback = false;
+      }
+    }, () => (node.failed = true));
     this.hooks?.opened(client);
     return node;
   }

@@ -6,7 +6,7 @@
  */
 import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "../options.ts";
 import { type NodeAddress, nodeAddress } from "./slot_map.ts";
-import { nonNegativeInt, optionsObject, positiveInt, show } from "../shared/mod.ts";
+import { knownOptions, nonNegativeInt, optionsObject, positiveInt, show } from "../shared/mod.ts";
 
 /**
  * Options of `connectCluster`. Connection settings (`username`, `password`,
@@ -69,6 +69,31 @@ export interface ResolvedClusterOptions {
 
 const WHERE = "connect to cluster";
 
+/** The connection settings a cluster shares with every node, passed on to `connect()`'s resolution. */
+const SHARED = [
+  "username",
+  "password",
+  "tls",
+  "resp",
+  "name",
+  "connectTimeoutMs",
+  "commandTimeoutMs",
+  "reconnect",
+  // Each node's client reports its own connection; `server` tells them apart.
+  "onEvent",
+  "maxBulkBytes",
+] as const satisfies readonly (keyof ClusterOptions)[];
+
+/** Every key of {@linkcode ClusterOptions}: any other is refused, by name. */
+const CLUSTER_OPTIONS: readonly (keyof ClusterOptions)[] = [
+  "seeds",
+  ...SHARED,
+  "maxRedirections",
+  "retryDelayMs",
+  "offlineQueue",
+  "offlineTimeoutMs",
+];
+
 function seedUrl(seed: unknown, i: number): string {
   if (typeof seed !== "string" || seed.length === 0) {
     throw new TypeError(
@@ -89,25 +114,12 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
   const o: Partial<ClusterOptions> = Array.isArray(target)
     ? { seeds: target as readonly string[] }
     : { ...optionsObject<ClusterOptions>(WHERE, target) };
+  if (!Array.isArray(target)) knownOptions("connectCluster()", o, CLUSTER_OPTIONS);
   if (!Array.isArray(o.seeds) || o.seeds.length === 0) {
     throw new TypeError(`Cannot connect to cluster: 'seeds' must be a non-empty array of URLs or host:port strings`);
   }
   const common: ConnectOptions = {};
-  for (
-    const k of [
-      "username",
-      "password",
-      "tls",
-      "resp",
-      "name",
-      "connectTimeoutMs",
-      "commandTimeoutMs",
-      "reconnect",
-      // Each node's client reports its own connection; `server` tells them apart.
-      "onEvent",
-      "maxBulkBytes",
-    ] as const
-  ) {
+  for (const k of SHARED) {
     if (o[k] !== undefined) (common as Record<string, unknown>)[k] = o[k];
   }
   const seeds: NodeAddress[] = [];
@@ -120,7 +132,7 @@ export function resolveClusterOptions(target: readonly string[] | ClusterOptions
       );
     }
     // Validates every shared setting too, with connect()'s own messages.
-    const r = resolveConnectOptions({ ...common, url, offlineQueue: false });
+    const r = resolveConnectOptions({ ...common, url, offlineQueue: false }, "connectCluster()");
     if (r.db !== 0) {
       throw new RangeError(`Cannot connect to cluster: 'seeds[${i}]' selects db ${r.db}; a cluster has only db 0`);
     }

@@ -11,7 +11,14 @@ import { ignore, onAbort } from "../shared/mod.ts";
 import { commandName } from "../connection/mod.ts";
 import type { ClusterNodes, Node } from "./nodes.ts";
 import type { ResolvedClusterOptions } from "./options.ts";
-import { ConnectionError, isConnectionError, isRedisReplyError, RedisReplyError, TimeoutError } from "../errors.ts";
+import {
+  ConnectionError,
+  isConnectionError,
+  isRedisReplyError,
+  RedisReplyError,
+  TimeoutError,
+  timeoutMessage,
+} from "../errors.ts";
 import { type NodeAddress, parseEndpoint } from "./slot_map.ts";
 import type { Arg, Reply, SendOptions } from "../types.ts";
 
@@ -37,6 +44,10 @@ export interface Redirected {
   readonly startedAt: number;
   /** When its timeout runs out (`Infinity` for none), counted from the call across every retry. */
   readonly deadline: number;
+  /** The setting that timeout comes from (`timeoutMs`, or the cluster's `commandTimeoutMs`), for the message. */
+  readonly setting: string;
+  /** That setting's value. */
+  readonly timeoutMs: number;
   /** The error of the attempt already made on the fast path, classified first; undefined when none was made. */
   readonly error?: unknown;
   /** The node that attempt went to (a MOVED with an empty host means this node's host). */
@@ -164,6 +175,7 @@ export class Redirector {
           signal: r.options?.signal,
           buffers: r.options?.buffers,
           onAttribute: r.options?.onAttribute,
+          bytesPerMs: r.options?.bytesPerMs,
           timeoutMs: r.deadline === Infinity ? 0 : Math.max(1, r.deadline - Date.now()),
         };
         // ASKING and the command leave in the same write (automatic pipelining):
@@ -228,11 +240,10 @@ export class Redirector {
 }
 
 function timeout(r: Redirected, cause: unknown): TimeoutError {
-  const waited = Date.now() - r.startedAt;
   return new TimeoutError(
-    `Command ${commandName(r.command[0])} timed out after ${waited} ms`,
-    waited,
-    cause === undefined ? undefined : { cause },
+    timeoutMessage(`Command ${commandName(r.command[0])}`, r.setting, r.timeoutMs),
+    Date.now() - r.startedAt,
+    { setting: r.setting, timeoutMs: r.timeoutMs, ...(cause === undefined ? {} : { cause }) },
   );
 }
 

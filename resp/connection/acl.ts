@@ -101,3 +101,27 @@ export function explainScriptFailure(
     { cause: error },
   );
 }
+
+/**
+ * A `NOAUTH` reply to a command of a client given no password, saying so:
+ * Redis' "Authentication required." names neither the setting nor where it
+ * goes. The handshake catches this before any command where it can; a
+ * lazy client's first commands leave with it and are answered this way.
+ *
+ * @param error the server's `NOAUTH` reply.
+ * @returns the same code, the server's text and what to do.
+ */
+export function explainNoAuth(error: RedisReplyError): RedisReplyError {
+  return new RedisReplyError(
+    `${error.message} (the server requires a password and none was given: pass 'password' to connect(), ` +
+      `or put it in the URL, redis://:<password>@host)`,
+    { cause: error },
+  );
+}
+
+/** The server's own reply behind {@linkcode explainNoAuth}'s (the handshake words its refusal itself). */
+export function unexplained(error: unknown): unknown {
+  return error instanceof RedisReplyError && error.code === "NOAUTH" && error.cause instanceof RedisReplyError
+    ? error.cause
+    : error;
+}

@@ -6,9 +6,9 @@
  * collections (scavenges), and V8 grows its young generation by the bytes
  * that survive: a command holds no more than it needs (issue 13).
  */
-import { unlistenAbort } from "../shared/mod.ts";
+import { abortSignal, knownOptions, unlistenAbort } from "../shared/mod.ts";
 import type { Deadline, Deadlines } from "./deadlines.ts";
-import type { Arg, Reply, ReplyMap } from "../types.ts";
+import type { Arg, Reply, SendOptions } from "../types.ts";
 
 export const QUEUED = 0;
 export const WRITTEN = 1;
@@ -43,7 +43,12 @@ export class Command implements Deadline, EventListenerObject {
   signal: AbortSignal | undefined = undefined;
   /** Told after an abort settled this command: the client's close() may be waiting for its last command. */
   onAborted: (() => void) | undefined = undefined;
-  onAttribute: ((attribute: ReplyMap) => void) | undefined = undefined;
+  /**
+   * The caller's options, when given: read when the command times out
+   * (which setting ran out) and when its reply comes (`onAttribute`).
+   * One field for what few calls pass, not one per option.
+   */
+  options: SendOptions | undefined = undefined;
   resolve!: (value: Reply) => void;
   reject!: (error: unknown) => void;
 
@@ -117,6 +122,55 @@ export function checkArgs(command: readonly Arg[]): TypeError | undefined {
     return new TypeError(
       `Cannot send: argument ${i} must be a string, finite number or Uint8Array, got ${
         a === null ? "null" : t === "number" ? String(a) : t
+      }`,
+    );
+  }
+  return undefined;
+}
+
+/** Every key of {@linkcode SendOptions}: any other is refused, by name. */
+export const SEND_OPTIONS: readonly (keyof SendOptions)[] = [
+  "signal",
+  "timeoutMs",
+  "buffers",
+  "onAttribute",
+  "bytesPerMs",
+];
+
+/**
+ * Why `options` (given, not undefined) cannot be used, or undefined: an
+ * unknown key, or a field of the wrong type. Checked on every call that
+ * passes options, so it stays a loop over a handful of keys and a few
+ * `typeof`s; a call without options never gets here.
+ */
+export function checkSendOptions(options: SendOptions): TypeError | RangeError | undefined {
+  if (typeof options !== "object" || options === null) {
+    return new TypeError(`Cannot send: options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  try {
+    knownOptions("send()", options, SEND_OPTIONS);
+    if (options.signal !== undefined) abortSignal("send", "signal", options.signal);
+  } catch (error) {
+    return error as TypeError;
+  }
+  const { timeoutMs, buffers, onAttribute, bytesPerMs } = options;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs === Infinity)) {
+    return new RangeError(
+      `Cannot send: 'timeoutMs' must be a non-negative finite number (0: none), got ${
+        typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs
+      }`,
+    );
+  }
+  if (buffers !== undefined && typeof buffers !== "boolean") {
+    return new TypeError(`Cannot send: 'buffers' must be a boolean, got ${typeof buffers}`);
+  }
+  if (onAttribute !== undefined && typeof onAttribute !== "function") {
+    return new TypeError(`Cannot send: 'onAttribute' must be a function, got ${typeof onAttribute}`);
+  }
+  if (bytesPerMs !== undefined && (typeof bytesPerMs !== "number" || !(bytesPerMs > 0) || bytesPerMs === Infinity)) {
+    return new RangeError(
+      `Cannot send: 'bytesPerMs' must be a positive finite number, got ${
+        typeof bytesPerMs === "number" ? bytesPerMs : typeof bytesPerMs
       }`,
     );
   }

@@ -19,7 +19,7 @@
 import { type Command, commandName, QUEUED, SENT, SETTLED, WRITTEN } from "./command.ts";
 import { Decoder } from "../decode/mod.ts";
 import { CommandWriter } from "./encode.ts";
-import { explainNoPerm } from "./acl.ts";
+import { explainNoAuth, explainNoPerm } from "./acl.ts";
 import { ConnectionError, ProtocolError, RedisReplyError } from "../errors.ts";
 import { Fifo } from "./fifo.ts";
 import { SPLIT_BYTES, SPLIT_WAITING, SplitFeed } from "./split_feed.ts";
@@ -60,7 +60,7 @@ export class Connection {
    * @throws {ConnectionError} (as a rejection) when the socket cannot be opened.
    */
   static async open(o: ResolvedOptions, hooks: ConnectionHooks): Promise<Connection> {
-    const connection = new Connection(o.resp === 2, o.maxBulkBytes, hooks);
+    const connection = new Connection(o.resp === 2, o.maxBulkBytes, hooks, o.password === undefined);
     const transport = await openTransport(o, connection.#events);
     connection.#transport = transport;
     // A stream refused before the transport was in hand: close it now.
@@ -68,7 +68,9 @@ export class Connection {
     return connection;
   }
 
-  readonly #resp2: boolean;
+  #resp2: boolean;
+  /** No password was given: a NOAUTH reply says that one is needed. */
+  readonly #anonymous: boolean;
   readonly #hooks: ConnectionHooks;
   readonly #events: TransportEvents;
   #transport: Transport | undefined;
@@ -113,8 +115,9 @@ export class Connection {
    */
   onSettle: (() => void) | undefined = undefined;
 
-  private constructor(resp2: boolean, maxBulkBytes: number, hooks: ConnectionHooks) {
+  private constructor(resp2: boolean, maxBulkBytes: number, hooks: ConnectionHooks, anonymous: boolean) {
     this.#resp2 = resp2;
+    this.#anonymous = anonymous;
     this.#hooks = hooks;
     this.#decoder = new Decoder({
       reply: (value, attribute) => {
@@ -125,6 +128,7 @@ export class Connection {
         this.#frames++;
         this.#onPush(value);
       },
+      announced: (length) => this.#onAnnounced(length),
     }, { maxBulkBytes });
     this.#events = {
       data: (chunk) => {
@@ -144,6 +148,15 @@ export class Connection {
         this.#hooks.closed(this, error);
       },
     };
+  }
+
+  /**
+   * Read what follows as RESP2 (pub/sub messages as plain arrays): the
+   * server refused `HELLO 3`. Called from the handler of HELLO's reply,
+   * before the next reply is decoded.
+   */
+  speakResp2(): void {
+    this.#resp2 = true;
   }
 
   /** Commands issued on this connection and not yet answered (queued or written). */
@@ -330,11 +343,32 @@ export class Connection {
     this.#written.shift();
     cmd.replied = true;
     this.#decoder.buffers = this.#written.peek()?.buffers ?? false;
-    if (attribute !== undefined && cmd.onAttribute !== undefined && cmd.state !== SETTLED) cmd.onAttribute(attribute);
-    // Redis names a refused command but not the rule that would allow it.
-    if (value instanceof RedisReplyError) cmd.fail(value.code === "NOPERM" ? explainNoPerm(value, cmd.name) : value);
-    else cmd.succeed(value);
+    if (attribute !== undefined && cmd.state !== SETTLED) cmd.options?.onAttribute?.(attribute);
+    // Redis names a refused command but not the rule that would allow it, nor the password that is missing.
+    if (value instanceof RedisReplyError) {
+      cmd.fail(
+        value.code === "NOPERM"
+          ? explainNoPerm(value, cmd.name)
+          : value.code === "NOAUTH" && this.#anonymous
+          ? explainNoAuth(value)
+          : value,
+      );
+    } else cmd.succeed(value);
     if (this.onSettle !== undefined) this.onSettle();
+  }
+
+  /**
+   * A reply payload of `length` bytes (1 MiB or more) was announced: it is
+   * the reply of the command at the head. A command sent with `bytesPerMs`
+   * has its deadline moved later by the time those bytes take at that rate,
+   * so a large value is not cut off by a deadline set before its size was
+   * known; others keep theirs.
+   */
+  #onAnnounced(length: number): void {
+    const cmd = this.#written.peek();
+    const rate = cmd?.options?.bytesPerMs;
+    if (rate === undefined || cmd!.heapIndex < 0 || cmd!.state === SETTLED) return;
+    cmd!.deadlines!.postpone(cmd!, cmd!.deadline + Math.ceil(length / rate));
   }
 
   #onPush(value: Reply[]): void {

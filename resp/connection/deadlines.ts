@@ -11,6 +11,9 @@ import { clearTimeout, setTimeout } from "node:timers";
  * before its deadline leaves the heap at once: otherwise every answered
  * command (its arguments, its reply) would stay reachable until its deadline.
  */
+/** The largest delay setTimeout takes as such (2^31 - 1 ms); beyond it, Node fires after 1 ms. */
+const MAX_DELAY = 2 ** 31 - 1;
+
 export interface Deadline {
   deadline: number;
   /** Position in the heap, or -1 when not in it. Maintained by {@linkcode Deadlines}. */
@@ -52,6 +55,17 @@ export class Deadlines<T extends Deadline> {
     this.#up(last.heapIndex);
   }
 
+  /**
+   * Move `item`'s deadline later, to `deadline` (it must be in the heap). The
+   * timer stays armed for the earlier time: firing once early for nothing is
+   * cheaper than re-arming, and it re-arms for what is then first.
+   */
+  postpone(item: T, deadline: number): void {
+    if (item.heapIndex < 0 || deadline <= item.deadline) return;
+    item.deadline = deadline;
+    this.#down(item.heapIndex);
+  }
+
   /** Forget every item and the timer. */
   clear(): void {
     for (const item of this.#heap) item.heapIndex = -1;
@@ -64,7 +78,8 @@ export class Deadlines<T extends Deadline> {
   #arm(deadline: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#armedFor = deadline;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - Date.now()));
+    // Capped at setTimeout's largest delay (about 24.8 days): a longer one fires at once, again and again.
+    this.#timer = setTimeout(() => this.#fire(), Math.min(MAX_DELAY, Math.max(0, deadline - Date.now())));
     // A deadline alone must not keep a process alive; the socket does that while replies are due.
     this.#timer.unref();
   }

@@ -6,7 +6,16 @@
  * @module
  */
 export { reconnectDelay } from "./backoff.ts";
-export { checkArgs, Command, commandName, QUEUED, SETTLED, WRITTEN } from "./command.ts";
+export {
+  checkArgs,
+  checkSendOptions,
+  Command,
+  commandName,
+  QUEUED,
+  SEND_OPTIONS,
+  SETTLED,
+  WRITTEN,
+} from "./command.ts";
 export { Connection, type ConnectionHooks } from "./connection.ts";
 export { type Deadline, Deadlines } from "./deadlines.ts";
 export { exposeDeadlines } from "./debug.ts";

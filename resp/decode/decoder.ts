@@ -43,6 +43,17 @@ export interface DecoderHandlers {
    * @param value the push frame's elements, its kind first (e.g. `"message"`).
    */
   push(value: Reply[]): void;
+  /**
+   * Optional: the header of a payload of at least 1 MiB (a bulk, verbatim
+   * or streamed string part, a blob error) of a reply arrived, its bytes
+   * not yet: what a caller that times the reply needs to know, since such a
+   * reply takes long to arrive. Called once per such payload, before its
+   * bytes; never for a push's payloads, nor for one whole in the chunk that
+   * announced it.
+   *
+   * @param length the payload's declared length, in bytes.
+   */
+  announced?(length: number): void;
 }
 
 /**

@@ -36,6 +36,13 @@ const T_PUSH = 62; // >
 const T_CHUNK = 59; // ; (streamed string part)
 const T_END = 46; // . (streamed aggregate end)
 
+/**
+ * The smallest payload whose header is announced (`TreeHandlers.announced`)
+ * before its bytes arrive: a reply this large takes long enough to arrive
+ * that a deadline counted before it was known may need to grow.
+ */
+export const ANNOUNCED_BYTES = 1024 * 1024;
+
 /** The decoder's modes, read when each top-level frame starts (a reply handler may change them for the next). */
 export interface Modes {
   readonly buffers: boolean;
@@ -73,6 +80,9 @@ export class FrameParser {
   readonly #maxBulk: number;
   /** Buffers mode of the top-level frame being decoded. */
   #bin = false;
+  /** The top-level frame being decoded is a push: its payloads belong to no command. */
+  #push = false;
+  readonly #announced: ((length: number) => void) | undefined;
   /** A line token cut by the end of a chunk, kept until it is whole. */
   #line: Buffer = Buffer.allocUnsafe(64);
   #lineLen = 0;
@@ -89,6 +99,7 @@ export class FrameParser {
    */
   constructor(handlers: TreeHandlers, modes: Modes, limits: Limits) {
     this.#modes = modes;
+    this.#announced = handlers.announced?.bind(handlers);
     this.#maxBulk = limits.maxBulkBytes;
     this.#lines = new LineReader(limits.maxBulkBytes, limits.maxAggregateLength);
     this.#tree = new ReplyTree(handlers, limits.maxAggregateLength, limits.maxDepth);
@@ -173,7 +184,10 @@ export class FrameParser {
         if (type !== T_CHUNK) fail("expected ';' (a streamed string part)", base + pos);
       } else {
         if (type === T_CHUNK) fail("';' outside a streamed string", base + pos);
-        if (tree.depth === 0) this.#bin = type === T_PUSH ? this.#modes.pushBuffers : this.#modes.buffers;
+        if (tree.depth === 0) {
+          this.#push = type === T_PUSH;
+          this.#bin = this.#push ? this.#modes.pushBuffers : this.#modes.buffers;
+        }
       }
       if (type === T_BULK) {
         // Fast path for the commonest reply, whole in this buffer; anything
@@ -212,6 +226,8 @@ export class FrameParser {
           }
           const stop = p + n;
           if (stop + 2 > end) {
+            // Only a payload that is not here yet is announced: one whole in this chunk has arrived already.
+            if (n >= ANNOUNCED_BYTES && !this.#push) this.#announced?.(n);
             this.#cut.begin(type, n, base + p, this.#bin && type !== T_BLOBERR);
             return this.#fillCut(buf, p, end);
           }

@@ -13,6 +13,8 @@ import { keyOf } from "./scalars.ts";
 export interface TreeHandlers {
   reply(value: Reply, attribute: ReplyMap | undefined): void;
   push(value: Reply[]): void;
+  /** A large payload of a reply (not of a push) was announced; see `DecoderHandlers.announced`. */
+  announced?(length: number): void;
 }
 
 /** An array, a set, or a push nested inside something (then just an array). */

@@ -32,7 +32,7 @@ import { type MasterAddress, Sentinels } from "./sentinels.ts";
  *
  * @param options the sentinels' URLs, the group's name, and the data node's connection options.
  * @returns the client, connected to the master and past its handshake.
- * @throws {RangeError | TypeError} (synchronously) naming a bad setting.
+ * @throws {RangeError | TypeError} (synchronously) naming a bad setting or an unknown option (with the close one it resembles).
  * @throws {ConnectionError} (as a rejection) when no sentinel names a master, or the one named cannot be reached, refuses the login, or is not master.
  * @example Connect through the sentinels
  * ```ts

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "../options.ts";
+import { CONNECT_OPTIONS, type ConnectOptions, resolveConnectOptions, type ResolvedOptions } from "../options.ts";
 import type { ConnectionEvent } from "../types.ts";
 import { parseRedisUrl } from "../url.ts";
-import { func, optionsObject, positiveInt, show } from "../shared/mod.ts";
+import { func, knownOptions, optionsObject, positiveInt, show } from "../shared/mod.ts";
 
 /**
  * What a {@linkcode SentinelClient} reports: its data connection's events,
@@ -22,10 +22,14 @@ export type SentinelEvent =
 /** Options of {@linkcode connectSentinel}: where the sentinels are, which master group, and how to reach its master. */
 export interface SentinelOptions extends Omit<ConnectOptions, "url" | "host" | "port" | "path" | "onEvent"> {
   /**
-   * `redis://` or `rediss://` URLs of some of the group's sentinels (more are
-   * learned from `SENTINEL sentinels`). Credentials in a URL are that
-   * sentinel's own (`sentinel requirepass`); `username`, `password`, `db`
-   * and `tls` of these options are the data node's.
+   * `redis://` or `rediss://` URLs of some of the group's sentinels. More are
+   * learned from `SENTINEL sentinels` at each check: the ones its last
+   * answer names, at most 32 besides those given (a sentinel that answers
+   * with thousands cannot grow the list), entries without a valid host and
+   * port left out. Credentials in a URL are that sentinel's own (`sentinel
+   * requirepass`); `username`, `password`, `db` and `tls` of these options
+   * are the data node's. A sentinel that names a master without a valid
+   * host and port (1..65535) counts as failed: the next one is asked.
    */
   sentinels: readonly string[];
   /** The master group's name, as the sentinels monitor it (`sentinel monitor <name> ...`). */
@@ -67,6 +71,15 @@ export interface ResolvedSentinelOptions {
 
 const WHERE = "connectSentinel";
 
+/** Every key of {@linkcode SentinelOptions}: any other is refused, by name. */
+const SENTINEL_OPTIONS: readonly string[] = [
+  "sentinels",
+  "name",
+  "checkIntervalMs",
+  "onEvent",
+  ...CONNECT_OPTIONS.filter((k) => !["url", "host", "port", "path", "onEvent", "name"].includes(k)),
+];
+
 /**
  * Apply defaults to `connectSentinel()`'s argument and validate every field.
  *
@@ -79,6 +92,7 @@ export function resolveSentinelOptions(options: SentinelOptions): ResolvedSentin
       throw new TypeError(`Cannot connect to Sentinel: '${key}' is not an option here, the sentinels name the master`);
     }
   }
+  knownOptions("connectSentinel()", given, SENTINEL_OPTIONS);
   if (typeof given.name !== "string" || given.name === "") {
     throw new TypeError(`Cannot connect to Sentinel: 'name' must be the master group's name, got ${show(given.name)}`);
   }
@@ -92,7 +106,7 @@ export function resolveSentinelOptions(options: SentinelOptions): ResolvedSentin
   }
   const sentinels = list.map((url, i) => sentinelAddress(url, i));
   const { sentinels: _s, name: _n, checkIntervalMs: _c, onEvent, ...rest } = given;
-  const data = resolveConnectOptions(rest);
+  const data = resolveConnectOptions(rest, "connectSentinel()");
   return {
     name: given.name,
     sentinels,

@@ -1,11 +1,17 @@
 /**
- * What the client knows of the sentinels: their list (as given, then grown
- * from `SENTINEL sentinels`), which one answered last (asked first next
- * time, as the Sentinel client guidelines ask), and one connection kept to
- * one of them, subscribed to `+switch-master` and used for the questions.
+ * What the client knows of the sentinels: their list (as given, plus those
+ * the last answer of `SENTINEL sentinels` named, at most
+ * {@linkcode MAX_LEARNED_SENTINELS}), which one answered last (asked first
+ * next time, as the Sentinel client guidelines ask), and one connection kept
+ * to one of them, subscribed to `+switch-master` and used for the questions.
  * Any one signal of a failover can be missed (a message lost with its
  * connection, a sentinel that was partitioned away), so the master is also
  * asked for again every `checkIntervalMs`.
+ *
+ * A sentinel's word is checked before it is used: an address it names (the
+ * master, a switch, another sentinel) must be a host and a port in
+ * 1..65535. A master named badly is that sentinel's failure (the next one is
+ * asked); a bad switch message or list entry is ignored.
  *
  * @module
  */
@@ -31,11 +37,21 @@ export interface SentinelHooks {
 
 const SWITCH = "+switch-master";
 
+/**
+ * Most sentinels kept from `SENTINEL sentinels`, besides those given: the
+ * list is what that answer says now (not everything any answer ever said),
+ * and a sentinel that sends thousands of entries costs one pass over them.
+ */
+export const MAX_LEARNED_SENTINELS = 32;
+
 /** The sentinels of one master group. */
 export class Sentinels {
   readonly #o: ResolvedSentinelOptions;
   readonly #hooks: SentinelHooks;
-  #list: SentinelAddress[];
+  /** Those the last answer of `SENTINEL sentinels` named (not given), at most MAX_LEARNED_SENTINELS. */
+  #learned: SentinelAddress[] = [];
+  /** The one that answered last: asked first. */
+  #preferred: SentinelAddress | undefined;
   #watch: RedisClient | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking = false;
@@ -44,12 +60,13 @@ export class Sentinels {
   constructor(options: ResolvedSentinelOptions, hooks: SentinelHooks) {
     this.#o = options;
     this.#hooks = hooks;
-    this.#list = [...options.sentinels];
   }
 
-  /** The sentinels known now, the one that answered last first. */
+  /** The sentinels known now: the one that answered last, then those given, then those learned. */
   get known(): readonly SentinelAddress[] {
-    return this.#list;
+    const preferred = this.#preferred;
+    const rest = [...this.#o.sentinels, ...this.#learned];
+    return preferred === undefined ? rest : [preferred, ...rest.filter((s) => s !== preferred)];
   }
 
   /** Start the periodic check (the subscription opens with the first answer). */
@@ -86,7 +103,7 @@ export class Sentinels {
       }
     }
     const errors: string[] = [];
-    for (const sentinel of [...this.#list]) {
+    for (const sentinel of this.known) {
       let client: RedisClient | undefined;
       try {
         client = await this.#open(sentinel);
@@ -109,10 +126,9 @@ export class Sentinels {
     return ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", this.#o.name];
   }
 
-  /** Move `sentinel` to the front: the next question goes to it first. */
+  /** The next question goes to `sentinel` first. */
   #prefer(sentinel: SentinelAddress): void {
-    const i = this.#list.indexOf(sentinel);
-    if (i > 0) this.#list = [sentinel, ...this.#list.slice(0, i), ...this.#list.slice(i + 1)];
+    this.#preferred = sentinel;
   }
 
   async #open(sentinel: SentinelAddress): Promise<RedisClient> {
@@ -143,9 +159,10 @@ export class Sentinels {
     this.#watch = client;
     client.onPush((push) => {
       if (push[0] !== "message" || push[1] !== SWITCH || typeof push[2] !== "string") return;
-      // "<name> <old ip> <old port> <new ip> <new port>"
+      // "<name> <old ip> <old port> <new ip> <new port>"; one that names no address is ignored (the checks go on).
       const [name, , , host, port] = push[2].split(" ");
-      if (name === this.#o.name && host !== undefined) this.#hooks.master({ host, port: Number(port) }, SWITCH);
+      const to = name === this.#o.name ? address(host, port) : undefined;
+      if (typeof to === "object") this.#hooks.master(to, SWITCH);
     });
     client.onEvent((event) => {
       if (event.type !== "disconnect" || this.#watch !== client) return;
@@ -175,31 +192,73 @@ export class Sentinels {
     }
   }
 
-  /** Add the sentinels the one we talk to knows of (with the credentials of the first given). */
+  /**
+   * Learn the sentinels the one we talk to knows of now (with the
+   * credentials of the first given): its answer replaces what was learned
+   * before, entries that name no address and repeats left out, at most
+   * MAX_LEARNED_SENTINELS; one pass over the answer, however long.
+   */
   async #refresh(): Promise<void> {
     const watch = this.#watch;
     if (watch === undefined || !watch.connected) return;
     const reply = await watch.send(["SENTINEL", "SENTINELS", this.#o.name]);
     if (!Array.isArray(reply)) return;
     const first = this.#o.sentinels[0]!;
+    const seen = new Set(this.#o.sentinels.map((s) => `${s.host}:${s.port}`));
+    const learned: SentinelAddress[] = [];
     for (const entry of reply) {
+      if (learned.length >= MAX_LEARNED_SENTINELS) break;
       const fields = asFields(entry);
-      const host = fields.get("ip");
-      const port = Number(fields.get("port"));
-      if (host === undefined || !Number.isInteger(port)) continue;
-      if (this.#list.some((s) => s.host === host && s.port === port)) continue;
-      this.#list.push({ host, port, username: first.username, password: first.password, tls: first.tls });
+      const at = address(fields.get("ip"), fields.get("port"));
+      if (typeof at === "string") continue;
+      const key = `${at.host}:${at.port}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      learned.push({ ...at, username: first.username, password: first.password, tls: first.tls });
     }
+    this.#learned = learned;
   }
 }
 
-/** `SENTINEL GET-MASTER-ADDR-BY-NAME`'s reply: `[ip, port]`, or null when the sentinel does not know the name. */
-function parseMaster(reply: Reply, name: string): MasterAddress {
-  if (Array.isArray(reply) && reply.length === 2) {
-    const port = Number(reply[1]);
-    if (typeof reply[0] === "string" && Number.isInteger(port)) return { host: reply[0], port };
+/**
+ * `host` and `port` as a sentinel sent them, checked: a host of 1 to 255
+ * printable ASCII characters and no space (an address or a host name), a
+ * port of digits in 1..65535. Returns the address, or what is wrong with it.
+ */
+export function address(host: unknown, port: unknown): MasterAddress | string {
+  if (typeof host !== "string" || host.length > 255 || !/^[!-~]+$/.test(host)) {
+    return `a host that is no host name or address (${describe(host)})`;
   }
-  throw new Error(`it does not know a master named ${JSON.stringify(name)}`);
+  const text = typeof port === "number" ? String(port) : port;
+  const n = typeof text === "string" && /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= 65535)) return `a port that is no integer in 1..65535 (${describe(port)})`;
+  return { host, port: n };
+}
+
+/** A value from a sentinel, as a message shows it: short, and printable. */
+function describe(value: unknown): string {
+  if (typeof value !== "string") return value === undefined ? "none" : typeof value;
+  const text = JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value);
+  return text;
+}
+
+/**
+ * `SENTINEL GET-MASTER-ADDR-BY-NAME`'s reply: `[ip, port]`, or null when the
+ * sentinel does not know the name. Anything else is that sentinel's failure,
+ * a `ConnectionError`: the next sentinel is asked.
+ */
+function parseMaster(reply: Reply, name: string): MasterAddress {
+  if (reply === null || (Array.isArray(reply) && reply.length === 0)) {
+    throw new ConnectionError(`it does not know a master named ${JSON.stringify(name)}`);
+  }
+  if (!Array.isArray(reply) || reply.length !== 2) {
+    throw new ConnectionError(`it answered the master of ${JSON.stringify(name)} with no [ip, port] pair`);
+  }
+  const master = address(reply[0], reply[1]);
+  if (typeof master === "string") {
+    throw new ConnectionError(`it named a master of ${JSON.stringify(name)} with ${master}`);
+  }
+  return master;
 }
 
 /** A RESP3 map or a RESP2 flat array of field and value, as a map of strings. */

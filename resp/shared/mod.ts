@@ -9,11 +9,15 @@ export { listenAbort, onAbort, race, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
 export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";
+export { isWorkerd } from "./runtime.ts";
 export { commandChannel, eventChannel, getChannel, type Traceable, traced } from "./tracing.ts";
 export {
+  abortSignal,
   boolean,
+  closestName,
   func,
   intInRange,
+  knownOptions,
   nonNegativeInt,
   optionalString,
   optionsObject,

@@ -88,3 +88,111 @@ export function optionsObject<T extends object>(where: string, options: unknown)
   }
   return options as Partial<T>;
 }
+
+// The Set of each list of names, built on its first check: a factory passes
+// the same module-level array on every call.
+const nameSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/**
+ * Throws a `TypeError` when `options` holds a key `allowed` does not name:
+ * ``Unknown option 'nameSpace' for pipeline(); did you mean 'namespace'?``,
+ * the suggestion only when an allowed name is close (the same but for case,
+ * or a typo or two away). A misspelt option would otherwise be ignored and
+ * its default used in silence.
+ *
+ * Costs a `for...in` over the given keys and one `Set` lookup each: cheap
+ * enough for per-call options. Skip the call when `options` is undefined.
+ *
+ * @param where the function the options belong to, as a caller wrote it: `"connect()"`, `"send()"`.
+ * @param options the object as given (its own and inherited enumerable keys are checked).
+ * @param allowed every name it may hold: a module-level array (its Set is built once) or a Set.
+ * @param prefix put before each name in the message, for a nested object: `"reconnect."`.
+ * @throws {TypeError} naming the first unknown key.
+ */
+export function knownOptions(
+  where: string,
+  options: object,
+  allowed: readonly string[] | ReadonlySet<string>,
+  prefix = "",
+): void {
+  let names: ReadonlySet<string> | undefined;
+  if (isNameList(allowed)) {
+    names = nameSets.get(allowed);
+    if (names === undefined) nameSets.set(allowed, names = new Set(allowed));
+  } else names = allowed;
+  for (const key in options) {
+    if (!names.has(key)) throw unknownOption(where, key, names, prefix);
+  }
+}
+
+function isNameList(allowed: readonly string[] | ReadonlySet<string>): allowed is readonly string[] {
+  return Array.isArray(allowed);
+}
+
+function unknownOption(where: string, key: string, names: ReadonlySet<string>, prefix: string): TypeError {
+  const close = closestName(key, names);
+  const hint = close === undefined ? "" : `; did you mean '${prefix}${close}'?`;
+  return new TypeError(`Unknown option '${prefix}${key}' for ${where}${hint}`);
+}
+
+/**
+ * The allowed name nearest to `key` when it is near enough to be what was
+ * meant: the same ignoring case, or within an edit distance (a swap of two
+ * neighbours counts as one edit) of 1 for names of up to 3 characters, 2 up
+ * to 8, 3 beyond, counted on the shorter of the two. The first of equals wins.
+ */
+export function closestName(key: string, names: Iterable<string>): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of names) {
+    const shorter = Math.min(name.length, key.length);
+    const bound = shorter <= 3 ? 1 : shorter <= 8 ? 2 : 3;
+    const d = editDistance(lower, name.toLowerCase(), bound);
+    if (d <= bound && d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * Edit distance with adjacent swaps (optimal string alignment), or
+ * `bound + 1` as soon as it must exceed `bound`: only the close names matter.
+ */
+function editDistance(a: string, b: string, bound: number): number {
+  if (Math.abs(a.length - b.length) > bound) return bound + 1;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      current.push(d);
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > bound) return bound + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Throws a `TypeError` unless `value` is an `AbortSignal` (or quacks like
+ * one: `aborted`, `reason`, `addEventListener`), so a wrong value fails at
+ * the call instead of where the signal is first listened to.
+ */
+export function abortSignal(where: string, name: string, value: unknown): AbortSignal {
+  if (
+    value === null || typeof value !== "object" || typeof (value as AbortSignal).aborted !== "boolean" ||
+    typeof (value as AbortSignal).addEventListener !== "function"
+  ) {
+    throw new TypeError(`Cannot ${where}: '${name}' must be an AbortSignal, got ${show(value)}`);
+  }
+  return value as AbortSignal;
+}

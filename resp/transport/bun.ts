@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { ConnectionError, TimeoutError } from "../errors.ts";
+import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { describeTarget, type Transport, type TransportEvents } from "./types.ts";
+import { connectTimeout, describeTarget, type Transport, type TransportEvents } from "./types.ts";
 
 interface BunSocket {
   write(data: Uint8Array): number;
@@ -71,7 +71,7 @@ export async function openBunTransport(bun: unknown, o: ResolvedOptions, events:
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
+      reject(connectTimeout(target, o.connectTimeoutMs));
     }, o.connectTimeoutMs);
   });
   const connecting = (bun as BunLike).connect({ ...where, socket: handlers });

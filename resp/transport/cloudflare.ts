@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { ConnectionError, TimeoutError } from "../errors.ts";
+import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { describeTarget, type Transport, type TransportEvents } from "./types.ts";
+import { connectTimeout, describeTarget, type Transport, type TransportEvents } from "./types.ts";
 
 /** What herdless uses of a `cloudflare:sockets` socket. */
 interface CloudflareSocket {
@@ -24,11 +24,6 @@ type CloudflareConnect = (
   address: { hostname: string; port: number },
   options: { secureTransport: "on" | "off"; allowHalfOpen: boolean },
 ) => CloudflareSocket;
-
-/** True under workerd, whose `navigator.userAgent` is fixed to this value. */
-export function isWorkerd(): boolean {
-  return (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === "Cloudflare-Workers";
-}
 
 /**
  * The option workerd's `connect()` cannot honour, if any: it has no unix
@@ -74,7 +69,7 @@ export async function openCloudflareTransport(o: ResolvedOptions, events: Transp
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
+      reject(connectTimeout(target, o.connectTimeoutMs));
     }, o.connectTimeoutMs);
   });
   try {

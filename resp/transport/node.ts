@@ -8,9 +8,9 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { Buffer } from "node:buffer";
-import { ConnectionError, TimeoutError } from "../errors.ts";
+import { ConnectionError } from "../errors.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { describeTarget, type Transport, type TransportEvents } from "./types.ts";
+import { connectTimeout, describeTarget, type Transport, type TransportEvents } from "./types.ts";
 
 /** The read buffer of a plain TCP or unix socket: node:net's own read size. */
 const READ_BYTES = 64 * 1024;
@@ -48,7 +48,7 @@ export function openSocket(o: ResolvedOptions, data: (chunk: Uint8Array) => void
       socket = o.path ? netConnect({ path: o.path, onread }) : netConnect({ host: o.host, port: o.port, onread });
     }
     const timer = setTimeout(() => {
-      fail(new TimeoutError(`connect to ${target} timed out after ${o.connectTimeoutMs} ms`, o.connectTimeoutMs));
+      fail(connectTimeout(target, o.connectTimeoutMs));
     }, o.connectTimeoutMs);
     function cleanup() {
       clearTimeout(timer);

@@ -6,7 +6,8 @@
  */
 import type { ResolvedOptions } from "../options.ts";
 import { openBunTransport } from "./bun.ts";
-import { isWorkerd, openCloudflareTransport } from "./cloudflare.ts";
+import { openCloudflareTransport } from "./cloudflare.ts";
+import { isWorkerd } from "../shared/mod.ts";
 import { openNodeTransport } from "./node.ts";
 import type { Transport, TransportEvents } from "./types.ts";
 

@@ -2,11 +2,12 @@
  * What the client needs of a socket, and nothing else: the leaf that both
  * transports (node:net/tls in `node.ts`, `Bun.connect` in
  * `bun.ts`) implement and that `open.ts` chooses between.
- * It imports no implementation, so no import cycle can form through it.
+ * It imports no implementation but the errors (a leaf), so no import cycle can form through it.
  *
  * @module
  */
 import type { ResolvedOptions } from "../options.ts";
+import { TimeoutError, timeoutMessage } from "../errors.ts";
 
 /** What the client needs of a connection. */
 export interface Transport {
@@ -54,4 +55,16 @@ export function describeUrl(o: ResolvedOptions): string {
 export function describeTarget(o: ResolvedOptions): string {
   if (o.path) return `unix:${o.path}`;
   return `${o.tls ? "rediss" : "redis"}://${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`;
+}
+
+/** The error of a socket not open within `connectTimeoutMs`, as every transport words it. */
+export function connectTimeout(target: string, connectTimeoutMs: number): TimeoutError {
+  return new TimeoutError(
+    timeoutMessage(`Connecting to ${target}`, "connectTimeoutMs", connectTimeoutMs),
+    connectTimeoutMs,
+    {
+      setting: "connectTimeoutMs",
+      timeoutMs: connectTimeoutMs,
+    },
+  );
 }

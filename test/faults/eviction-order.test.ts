@@ -239,7 +239,7 @@ test("OOM under failOpen: this process' invalidate(), set(), clear() and invalid
 
 test("OOM under failOpen without client tracking (RESP2): an older entry published afterwards is a miss here, never served", async ({ admin }) => {
   const o = versions();
-  const resp2 = await db.client({});
+  const resp2 = await db.client({ resp: 2 });
   const namespace = db.ns();
   const here = pipeline({ redis: resp2, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));
   const there = pipeline({ redis: db.other, ttlMs: 60_000, namespace }, lease({ leaseMs: 10_000, waitMs: 10_000 }));

@@ -39,25 +39,61 @@ for (const resp of [2, 3] as const) {
   });
 }
 
-test("a password alone authenticates the default user; none at all is refused at the first command", async ({ server }) => {
+test("a password alone authenticates the default user", async ({ server }) => {
   const ok = await connect({ url: `redis://:main-secret@127.0.0.1:${server.port}` });
   assert.is(await ok.send(["ACL", "WHOAMI"]), "default");
   ok.destroy();
-  const anon = await connect({ url: server.url });
-  const e = (await rejects(() => anon.send(["GET", "x"]), RedisReplyError, /^NOAUTH /)) as RedisReplyError;
-  assert.is(e.code, "NOAUTH");
-  anon.destroy();
 });
 
-test("RESP3 without a password is refused in the handshake: a ConnectionError saying none was given", async ({ server }) => {
-  const e = (await rejects(
-    () => connect({ url: server.url, resp: 3 }),
-    ConnectionError,
-    new RegExp(
-      `^Cannot connect to redis://127\\.0\\.0\\.1:${server.port}: the server requires a password and none was given \\(NOAUTH `,
-    ),
-  )) as ConnectionError;
-  assert.is((e.cause as RedisReplyError).code, "NOAUTH");
+for (const resp of [2, 3, undefined] as const) {
+  test(`resp: ${resp}: no password for a server that needs one fails connect() itself, saying none was given`, async ({ server }) => {
+    const events: string[] = [];
+    const e = (await rejects(
+      () =>
+        connect({
+          url: server.url,
+          ...(resp === undefined ? {} : { resp }),
+          onEvent: (event) => events.push(event.type),
+        }),
+      ConnectionError,
+      new RegExp(
+        `^Cannot connect to redis://127\\.0\\.0\\.1:${server.port}: the server requires a password and none was given \\(NOAUTH `,
+      ),
+    )) as ConnectionError;
+    assert.is((e.cause as RedisReplyError).code, "NOAUTH");
+    assert.equal(events, ["connect", "error"]);
+  });
+}
+
+test("lazyConnect, RESP2: the first command's rejection names the missing password", async ({ server }) => {
+  const anon = await connect({ url: server.url, resp: 2, lazyConnect: true });
+  try {
+    const e = (await rejects(
+      () => anon.send(["GET", "x"]),
+      RedisReplyError,
+      "NOAUTH Authentication required. (the server requires a password and none was given: pass 'password' to " +
+        "connect(), or put it in the URL, redis://:<password>@host)",
+    )) as RedisReplyError;
+    assert.is(e.code, "NOAUTH");
+    assert.is((e.cause as RedisReplyError).message, "NOAUTH Authentication required.");
+  } finally {
+    anon.destroy();
+  }
+});
+
+test("lazyConnect, RESP3: the first command's rejection names the missing password", async ({ server }) => {
+  const anon = await connect({ url: server.url, lazyConnect: true });
+  try {
+    await rejects(
+      () => anon.send(["GET", "x"]),
+      ConnectionError,
+      new RegExp(
+        `^Cannot connect to redis://127\\.0\\.0\\.1:${server.port}: the server requires a password and none was given \\(NOAUTH `,
+      ),
+    );
+  } finally {
+    anon.destroy();
+  }
 });
 
 test("a database out of range is a ConnectionError naming SELECT, the server's error as cause", async ({ server }) => {

@@ -66,12 +66,20 @@ opts("defaults", () => {
   const o = resolveConnectOptions(undefined);
   assert.is(o.host, "127.0.0.1");
   assert.is(o.port, 6379);
-  assert.is(o.resp, 2);
+  assert.is(o.resp, 3);
+  assert.is(o.respFallback, true, "RESP3 unless the server refuses HELLO 3");
   assert.is(o.offlineQueue, 10_000);
   assert.equal(o.reconnect, { minMs: 50, maxMs: 2000 });
   assert.is(o.connectTimeoutMs, 10_000);
   assert.is(o.commandTimeoutMs, 0);
   assert.is(o.maxBulkBytes, 536870912);
+});
+opts("an explicit resp is what is spoken: no fallback", () => {
+  assert.equal([resolveConnectOptions({ resp: 3 }).respFallback, resolveConnectOptions({ resp: 2 }).respFallback], [
+    false,
+    false,
+  ]);
+  assert.is(resolveConnectOptions({ resp: 2 }).resp, 2);
 });
 opts("explicit fields override the URL", () => {
   const o = resolveConnectOptions({ url: "redis://h:1/2", port: 3, db: 0 });

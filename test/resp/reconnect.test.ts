@@ -85,7 +85,7 @@ test("a command that times out in the offline queue is never written", async ({ 
   await rejects(
     () => redis.send(["INCR", "never"], { timeoutMs: 30 }),
     TimeoutError,
-    /^Command INCR timed out after \d+ ms: not connected to redis:\/\/127\.0\.0\.1:\d+ \(last error: .+\)$/,
+    /^Command INCR timed out: 'timeoutMs' of 30 ms ran out: not connected to redis:\/\/127\.0\.0\.1:\d+ \(last error: .+\)$/,
   );
   await server.restart();
   await until(() => redis.connected);
@@ -134,12 +134,15 @@ test("connectTimeoutMs bounds a server that accepts but never answers the handsh
   const proxy = await startProxy(server.port);
   proxy.holdReplies();
   const started = Date.now();
-  await rejects(
+  const e = await rejects(
     () => connect({ url: proxy.url, name: "hang", connectTimeoutMs: 80 }),
     ConnectionError,
-    /^Cannot connect to redis:\/\/127\.0\.0\.1:\d+: the handshake failed \(handshake timed out after 80 ms\)$/,
+    /^Cannot connect to redis:\/\/127\.0\.0\.1:\d+: the handshake failed \(The handshake timed out: 'connectTimeoutMs' of 80 ms ran out\)$/,
   );
   assert.ok(Date.now() - started >= 80);
+  const cause = e.cause as TimeoutError;
+  assert.instance(cause, TimeoutError);
+  assert.equal([cause.setting, cause.timeoutMs], ["connectTimeoutMs", 80]);
   await proxy.close();
 });
 

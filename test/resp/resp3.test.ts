@@ -9,7 +9,7 @@ const test = suite<{ server: RedisServer; r2: RedisClient; r3: RedisClient }>("R
 
 const db = useRedis(test, { clients: 0 });
 test.before(async (ctx) => {
-  ctx.r2 = await db.client({});
+  ctx.r2 = await db.client({ resp: 2 });
   ctx.r3 = await db.client({ resp: 3 });
 });
 

@@ -5,7 +5,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { resolveConnectOptions } from "../../resp/options.ts";
-import { isWorkerd, openCloudflareTransport } from "../../resp/transport/cloudflare.ts";
+import { openCloudflareTransport } from "../../resp/transport/cloudflare.ts";
+import { isWorkerd } from "../../resp/shared/mod.ts";
 import { rejects } from "../support/assert.ts";
 
 const Cloudflare = suite("cloudflare:sockets transport");

@@ -26,6 +26,11 @@ export interface Proxy {
   resume(): void;
   /** Stop forwarding replies to clients (the server seems hung). */
   holdReplies(): void;
+  /**
+   * Forward the next `bytes` bytes of replies, then hold the rest (as
+   * `holdReplies()`): a reply whose header arrives and whose payload does not.
+   */
+  holdRepliesAfter(bytes: number): void;
   /** Forward what was held, each held chunk as it came. */
   releaseReplies(): void;
   /** Forward what was held to each client in one write, so it can arrive in one read. */
@@ -83,6 +88,8 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
   const clientChunks: Uint8Array[] = [];
   let paused = false;
   let holding = false;
+  /** Reply bytes still to forward before holding starts (`holdRepliesAfter`). */
+  let passing: number | undefined;
   const latency = { ms: 0 };
   let pauseAt: { bytes: number; reached: () => void } | undefined;
   const held: { client: Socket; data: Uint8Array }[] = [];
@@ -107,7 +114,18 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
         reached();
       }
     });
-    upstream.on("data", (d) => {
+    upstream.on("data", (d: Buffer) => {
+      if (passing !== undefined && !holding) {
+        const pass = Math.min(passing, d.length);
+        passing -= pass;
+        if (pass > 0) down.push(d.subarray(0, pass));
+        if (passing === 0) {
+          passing = undefined;
+          holding = true;
+        }
+        d = d.subarray(pass);
+        if (d.length === 0) return;
+      }
       if (holding) held.push({ client, data: d });
       else down.push(d);
     });
@@ -151,8 +169,13 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
         holdReplies() {
           holding = true;
         },
+        holdRepliesAfter(bytes) {
+          if (bytes === 0) holding = true;
+          else passing = bytes;
+        },
         releaseReplies() {
           holding = false;
+          passing = undefined;
           for (const h of held.splice(0)) h.client.write(h.data);
         },
         releaseRepliesTogether() {

@@ -23,6 +23,13 @@ export default {
     if (url.pathname === "/modules") {
       return Response.json({ modules: globalThis.herdlessModules });
     }
+    if (url.pathname === "/resp") {
+      // The protocol connect() picks here when none is given.
+      const redis = await connect({ url: env.REDIS_URL, lazyConnect: true });
+      const resp = redis.resp;
+      await redis.close();
+      return Response.json({ resp });
+    }
     const ns = url.searchParams.get("ns") ?? "wd";
     const key = url.searchParams.get("key") ?? "k";
     const redis = await connect({

@@ -682,7 +682,9 @@ failover(
         /No node could serve GET \(slot \d+\) for \d+ ms \(offlineTimeoutMs\)/.test((e as Error).message));
       await expect(
         () => redis.send(["GET", victimKey], { timeoutMs: 50 }),
-        (e) => e instanceof TimeoutError && e.waitedMs >= 50,
+        (e) =>
+          e instanceof TimeoutError && e.message === "Command GET timed out: 'timeoutMs' of 50 ms ran out" &&
+          e.setting === "timeoutMs" && e.timeoutMs === 50 && e.waitedMs >= 50,
       );
       // Slots on the surviving primaries stay served; CLUSTERDOWN while the cluster votes is waited out.
       let failedOver = false;

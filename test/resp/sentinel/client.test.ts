@@ -15,6 +15,7 @@ import { near } from "../../../strategies/near.ts";
 import { ServerClock } from "../../../strategies/pipeline/read/clock.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
+import { startFakeServer } from "../../support/fake-server.ts";
 import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";
 import { origin } from "../../support/strategies.ts";
 import { deferred, tick, until } from "../../support/wait.ts";
@@ -148,6 +149,28 @@ test("asks the sentinels for the master, with the sentinels' password apart from
     ConnectionError,
     /^No sentinel of "nobody" named its master \(127\.0\.0\.1:\d+: it does not know a master named "nobody"; /,
   );
+});
+
+test("a sentinel listed first that names a master on port 70000 is passed over: the real sentinels name the master", async (ctx) => {
+  // Raw RESP on a socket: HELLO's answer, then the bad address for the master.
+  const liar = await startFakeServer((command) =>
+    command[0] === "HELLO"
+      ? { write: "%1\r\n$5\r\nproto\r\n:3\r\n" }
+      : { write: "*2\r\n$9\r\n127.0.0.1\r\n$5\r\n70000\r\n" }
+  );
+  try {
+    const client = await connectSentinel({
+      sentinels: [liar.url, ...ctx.group.sentinelUrls],
+      name: ctx.group.name,
+      password: DATA_PASSWORD,
+    });
+    ctx.clients.push(client);
+    assert.is(client.master, name(await ctx.group.master()));
+    assert.ok(liar.commands.some((c) => c[1] === "GET-MASTER-ADDR-BY-NAME"), "the liar was asked first");
+    assert.is(await client.send(["PING"]), "PONG");
+  } finally {
+    await liar.close();
+  }
 });
 
 test("a data-node user refused ROLE (an @admin command) still connects: the master is then judged by its READONLY replies", async (ctx) => {
