@@ -1,5 +1,5 @@
 /**
- * The cache-level table (issue 9, section 3): hit-path medians of every
+ * The cache-level table: hit-path medians of every
  * cache, their ratios to herdless' raw GET, the targets marked MET / NOT MET
  * against the same run, then the coherence lag and the near tier's memory.
  *
@@ -76,7 +76,7 @@ function table(head: string[], rows: string[][]): string {
   return lines.join("\n");
 }
 
-/** The targets of issue 9 this run has figures for (or says why not). */
+/** The cache-level targets this run has figures for (or says why not). */
 export function cacheTargets(c: CacheSection): TargetResult[] {
   const out: TargetResult[] = [];
   const scenarios: [CacheScenario, string][] = [
@@ -106,7 +106,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
       ...(r === undefined ? { note: why ?? "n/a (a side has no figure)" } : {}),
     });
   };
-  // Issue 20: the README's call (tuple, closure and { timeoutMs } per call) is what the targets judge.
+  // The call users write (tuple, closure and { timeoutMs } per call) is what the targets judge, not a best case.
   for (const near of ["near-cl", "near-full"] as const) {
     for (const [scenario, label] of scenarios) {
       if (!has(scenario) && c.nearWhy === undefined) continue;
@@ -147,7 +147,7 @@ export function cacheTargets(c: CacheSection): TargetResult[] {
       0.85,
     );
   }
-  // Issue 20: a near entry costs at most what node-redis' clientSideCache pays per entry, RSS and heap.
+  // A near entry should cost at most what node-redis' clientSideCache pays per entry, RSS and heap.
   const perEntry = (variant: string, field: "rssBytes" | "heapUsedBytes") => {
     const m = c.memory?.find((x) => x.variant === variant);
     const [first, filled] = m?.steps ?? [];
@@ -395,7 +395,7 @@ export function cacheMarkdown(c: CacheSection): string {
 
   const ts = cacheTargets(c);
   if (ts.length > 0) {
-    out.push("Targets (issue 9)", "");
+    out.push("Targets (cache level)", "");
     out.push(
       table(
         ["target", "medians", "best repetitions", "want", "verdict (medians)"],

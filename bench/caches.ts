@@ -488,8 +488,8 @@ export async function openCache(
       });
       const cache = bento.use("cache");
       // 1.6.1 fails reading an L2 entry back into an L1 built with serialize: false ("Cannot read properties of
-      // undefined (reading 'deserialize')", Bentocache #111): start from an empty L2, so the fill goes through the
-      // factory and every measured hit is an L1 hit, its fastest path.
+      // undefined (reading 'deserialize')", https://github.com/Julien-R44/bentocache/issues/111): start from an empty
+      // L2, so the fill goes through the factory and every measured hit is an L1 hit, its fastest path.
       if (tiered) await cache.clear();
       const keys = keyOf("item:");
       return await fill({
@@ -499,7 +499,9 @@ export async function openCache(
         }.useL2Layer(redisDriver({ connection: new Redis({ enableAutoPipelining: ${autoPipelining} }) }))${
           tiered ? ".useBus(redisBusDriver({ connection }))" : ""
         } } }).use("cache").getOrSet({ key, factory, ttl: 600000 })${
-          tiered ? "; L2 cleared before filling (Bentocache #111: an L2 entry cannot refill a serialize: false L1)" : ""
+          tiered
+            ? "; L2 cleared before filling (a Bentocache bug: an L2 entry cannot refill a serialize: false L1)"
+            : ""
         }`,
         get(i) {
           const k = i % CACHE_KEYS;

@@ -1,5 +1,5 @@
 /**
- * The second method of issue 13: the client scenarios again, varying one at
+ * A second method for the client table: the scenarios again, varying one at
  * a time what the main table fixes (64-byte values, 100 in flight, 1,000
  * keys): values of 16 B, 100 B and 4 KiB, 50 and 500 in flight, and keys
  * spread over 1,000 or 100,000. herdless against node-redis on Node and
@@ -151,7 +151,7 @@ export function matrixMarkdown(
     "peak RSS vs node-redis (<= 0.6x)",
   ];
   const lines = [
-    `Second method (issue 13), ops/s (median of ${reps})`,
+    `One factor at a time, ops/s (median of ${reps})`,
     "",
     `| ${head.join(" | ")} |`,
     `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,

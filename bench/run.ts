@@ -2,8 +2,8 @@
  * `npm run bench`: starts a redis-server pinned to core 0 (or uses
  * `REDIS_URL`), then runs every client on every scenario, each measurement in
  * its own OS process pinned to core 1, interleaved (A B C A B C ...) over
- * several repetitions, and prints medians, ratios, peak RSS and the targets
- * of issue #4.
+ * several repetitions, and prints medians, ratios, peak RSS and the
+ * performance targets.
  *
  *   npm run bench                      full run (a few minutes)
  *   npm run bench -- --quick           smoke run (about 30 s)

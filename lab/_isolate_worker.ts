@@ -4,7 +4,7 @@
  * <origin ms>.
  *
  * It plays `clients` Worker requests, each one isolate's request as the
- * README's "Cloudflare Workers" section writes it: `connect({ lazyConnect })`,
+ * docs/workers.md writes it: `connect({ lazyConnect })`,
  * a pipeline built for the request, one `get`, `cache.close()`,
  * `redis.close()`. It reports ready, blocks on the barrier (BLPOP) until the
  * parent releases every process with one RPUSH, runs its requests at once

@@ -81,7 +81,7 @@ function summaryCell(r: RowResult): string {
   return parts.join(", ");
 }
 
-/** A scenario of stories in one table: a line per story, a column per row (the README leads with it). */
+/** A scenario of stories in one table: a line per story, a column per row (lab/README.md shows it). */
 export function summaryTable(parts: readonly ScenarioResult[]): string {
   const labels = parts[0]?.rows.map((r) => r.set) ?? [];
   const titles = ["story", ...labels];

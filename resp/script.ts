@@ -80,7 +80,7 @@ export class Script {
     // Not an async function, and the command built without spreads: with 100
     // runs in flight, each run's async frame, its promise and the spread's
     // intermediate arrays survived the young generation's collections and
-    // grew it (issue 13).
+    // grew it, and peak memory with it.
     try {
       const generation = (redis as { generation?: number }).generation ?? 0;
       const explain = (error: unknown): never => {

@@ -1,5 +1,5 @@
 /**
- * The RESP client's own hot path in instructions (issue 13): a fixed number
+ * The RESP client's own hot path in instructions: a fixed number
  * of operations, run under callgrind, whose instruction count repeats within
  * a few percent whatever else loads the machine. Scenarios (the client rows
  * of `npm run bench`, 64-byte values over 1,000 keys):

@@ -28,7 +28,7 @@ export interface WorkerConfig {
   rate: number;
   /** `"auto"` (push wake-ups on the data connection) or `"poll"`. */
   wakeups: "auto" | "poll";
-  /** False to leave `limit()` out of the pipeline (to compare: issue 12 item 2). */
+  /** False to leave `limit()` out of the pipeline (to compare how the origin fares without it). */
   limit: boolean;
 }
 
@@ -95,8 +95,8 @@ const base = {
 export type ChaosSettings = Readonly<typeof base>;
 
 /**
- * Named variants of the run. `eviction-storm` is issue 24's: the run in
- * which values went backwards after an eviction storm (4 processes x 500
+ * Named variants of the run. `eviction-storm` replays the run in which
+ * values once went backwards after an eviction storm (4 processes x 500
  * gets/s over 200 Zipf keys, `swr({ staleMs: 1000 })`, `lease({ leaseMs: 500 })`,
  * `jitter({ spreadMs: 200 })`, `ttlMs: 1000`), with `maxmemory 1mb` under
  * `allkeys-lru` for 10 s as its only fault: 1 MB is below Redis' own

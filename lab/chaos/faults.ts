@@ -146,7 +146,7 @@ export function buildFaults(faultMs: number): Fault[] {
       },
     },
     {
-      // Issue 24's storm (the eviction-storm profile's only fault): below the
+      // The eviction storm (the eviction-storm profile's only fault): below the
       // server's own baseline, so it evicts what it can and refuses writes.
       name: "maxmemory 1mb allkeys-lru",
       extra: true,

@@ -30,7 +30,7 @@ export interface LoadPlan {
 /**
  * Size the load faults to `fraction` of the measured drain: each worker's
  * burst is one cached get of the 1 MB value and at most `settings.bigBurst`
- * raw GETs of it (the fault as issue 12 asked it), at least one, once a
+ * raw GETs of it (the fault at its original size), at least one, once a
  * second or less often; the 64 MB value keeps its size (it is what makes
  * its write outlast its lease) and is asked once a second or less often.
  * A fault one round of which would not arrive within `faultMs` at that

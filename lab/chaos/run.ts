@@ -11,8 +11,8 @@
  * Options: `--workers N`, `--rate N` (gets/s per worker), `--only a,b`
  * (faults whose name contains a listed word), `--wakeups poll` (lease
  * waiters poll instead of being woken by client tracking), `--no-limit`
- * (the pipeline without `limit()`), `--profile eviction-storm` (issue 24's
- * settings and fault: see `config.ts`), `--quick` (shorter phases),
+ * (the pipeline without `limit()`), `--profile eviction-storm` (an eviction
+ * storm's settings and fault: see `config.ts`), `--quick` (shorter phases),
  * `--drain-fraction F` (share of the measured drain the load faults ask),
  * `--no-workerd` (without the workerd client), `--workerd-rate N` (its requests/s).
  *

@@ -58,7 +58,7 @@ const redis: RedisLike & { close(): Promise<void>; readonly master?: string } = 
 /** Where a get was served: the master, for the sentinel worker (a value going backwards names both). */
 const server = () => redis.master ?? config.cacheUrl;
 const counter = await connect({ url: config.counterUrl, name: `chaos-origin-w${config.id}` });
-/** The full pipeline, every strategy in the README's order. */
+/** The full pipeline: every strategy, outermost first. */
 function fullPipeline(namespace: string, leaseMs: number) {
   return pipeline<Value>(
     { redis, ttlMs: settings.ttlMs, namespace, wakeups: config.wakeups },
@@ -71,7 +71,7 @@ function fullPipeline(namespace: string, leaseMs: number) {
   );
 }
 const cache = fullPipeline("chaos", settings.leaseMs);
-// Issue 12 item 4: a value so large that writing it outlasts its lease.
+// A value so large that writing it outlasts its lease: stored once, not rejected as late on every get.
 const hugeCache = fullPipeline("chaos-huge", settings.hugeLeaseMs);
 
 const windows = new Windows(config.t0, send);
@@ -98,7 +98,7 @@ function get(key: string, through = cache): Promise<string> {
       if (value.k !== key) w.wrong++;
       if (floor !== undefined && value.v < floor.value.v) {
         // Served by another master than the newer one: the old master took that write after the promotion, and the
-        // new one never had it (the README's "Redis Sentinel"). Counted apart; the same master going back is a bug.
+        // new one never had it (docs/sentinel.md, "What it does not promise"). Counted apart; the same master going back is a bug.
         if (floor.from !== server()) w.lost = (w.lost ?? 0) + 1;
         else w.backwards++;
         if (backwardsTold++ < 5) tellBackwards(key, value, floor, call.startedAt);

@@ -16,7 +16,7 @@
  * workerd and exits. A get served a lower version of its key than a request
  * that settled before it started is counted as backwards, as in a worker:
  * here every request is its own pipeline, so that is the order across
- * processes that the README states.
+ * processes that docs/production.md states.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 // The chaos run's Worker (run under workerd by workerd_driver.ts): what a
 // user writes, importing the built package. A Worker's sockets belong to the
 // request that opened them, so every request connects (lazily, RESP2, as the
-// README's Cloudflare Workers section advises), builds the full pipeline, gets
+// docs/workers.md advises), builds the full pipeline, gets
 // one key and hands the close to ctx.waitUntil. The cache server is reached
 // through the run's fault proxy, in the proxy workers' namespace: the Worker
 // shares their entries and lives through every fault.
@@ -41,7 +41,7 @@ export default {
     // Named apart from the proxy workers' chaos-w<id>: the run counts those as its four worker connections.
     const redis = await connect({ url: env.CACHE_URL, lazyConnect: true, name: "chaos-cf" });
     // Every request is its own process as far as ordering goes: across processes, versions only move forward if no
-    // value is served that Redis did not store (the README's "Value order under memory pressure"), so a write Redis
+    // value is served that Redis did not store (docs/production.md, "Value order"), so a write Redis
     // refuses fails the get instead of serving the origin's value uncached.
     const cache = pipeline(
       { redis, ttlMs: s.ttlMs, namespace: "chaos", failOpen: false, waitUntil: (work) => ctx.waitUntil(work) },

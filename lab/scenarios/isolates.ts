@@ -1,5 +1,5 @@
 /**
- * The scale edge isolates bring (issue 21 item 7): 1,000 short-lived
+ * The scale edge isolates bring: 1,000 short-lived
  * clients, spread over 4 OS processes as a Worker's requests are spread over
  * isolates, each a connection opened for one request (`lazyConnect`, a
  * per-request `pipeline(coalesce(), lease())`, one `get` of one cold key,
@@ -8,7 +8,7 @@
  * total_connections_received deltas, socket writes per client) and scales it
  * to 10,000 isolates.
  *
- * Two passes: every default (as the README's Worker writes it: on a busy
+ * Two passes: every default (as docs/workers.md's Worker writes it: on a busy
  * machine 1,000 connections opened at once can miss the 1 s command
  * timeout, and a lease can expire before its owner publishes), and timeouts
  * sized for a starved machine, whose figures are the cost of requests that

@@ -185,7 +185,7 @@ export const nearCache: Scenario = {
         if (writes.length === 0) problems.push(`${at(row.set)}: the writer acknowledged no write`);
         if (writer.errors.length > 0) problems.push(`${at(row.set)}: ${writer.errors.length} writes failed`);
         // A remote get may join the read of its key already in flight in its
-        // process (one read for a burst, issue 20), whose GET reached Redis
+        // process (one read for a burst of gets), whose GET reached Redis
         // before a write acknowledged meanwhile: stale by at most that read's
         // life, which commandTimeoutMs (1,000 ms, the readers' default) bounds.
         if (!row.withNear) {

@@ -4,7 +4,8 @@
  *
  * Every byte of a command in flight survives the young generation's
  * collections (scavenges), and V8 grows its young generation by the bytes
- * that survive: a command holds no more than it needs (issue 13).
+ * that survive: a command holds no more than it needs, or peak memory
+ * grows with the commands in flight.
  */
 import { abortSignal, knownOptions, unlistenAbort } from "../shared/mod.ts";
 import type { Deadline, Deadlines } from "./deadlines.ts";

@@ -10,7 +10,7 @@
  * letting the event loop run before the rest, lets the callers of the first
  * half send their next commands (one write, as always) while the second
  * half is decoded: the server starts on them a half-batch sooner.
- * `npm run bench` measured it (bench/README.md, "Decoding in two turns").
+ * `npm run bench` measured it (bench/README.md, "What limits each figure").
  *
  * Replies keep their order: bytes that arrive while a half waits go behind
  * it, and a socket that closes first hands its waiting bytes to the decoder

@@ -1,5 +1,5 @@
 /**
- * Values going backwards after an eviction storm (issue 24 part 1): every
+ * Values going backwards after an eviction storm: every
  * path by which an older version could be stored or served after a newer
  * one was, forced one at a time against a real redis-server. Versions come
  * from an origin counter (`v1` is older than `v2`); two caches on two

@@ -1,13 +1,13 @@
 /**
- * Large values through the full pipeline (issue 12 items 1 and 4).
+ * Large values through the full pipeline.
  *
- * Item 1: a subscribed connection falls under Redis' pub/sub output-buffer
+ * Replies past the pub/sub limit: a subscribed connection falls under Redis' pub/sub output-buffer
  * limit (32 MB hard), so a cache that subscribed on its command connection
  * had it closed by the server as soon as replies in flight passed 32 MB.
  * Wake-ups now come from client tracking on that connection, which keeps it
  * a normal client: each wave here queues more than 32 MB of replies on it.
  *
- * Item 4: a value that takes longer to reach Redis than `leaseMs` or
+ * A value slower to write than its lease: a value that takes longer to reach Redis than `leaseMs` or
  * `commandTimeoutMs` (the proxy holds its bytes half-way) is still stored
  * once: the lease is extended and the publication's deadline sized to it.
  */

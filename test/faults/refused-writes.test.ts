@@ -1,5 +1,5 @@
 /**
- * A Redis that refuses writes (issue 12 item 7): full under `maxmemory` with
+ * A Redis that refuses writes: full under `maxmemory` with
  * `noeviction` (OOM), or a replica (READONLY). Reads still work there, so the
  * cache fails open by default: the origin's value is served uncached, one
  * load per process (coalesce() shares it in-process), counted in `degraded`

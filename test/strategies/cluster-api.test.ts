@@ -95,7 +95,7 @@ test("clear() makes the entries on every primary a miss for both clients, near t
   assert.ok(one.stats().nearHits > 0, "the reader's near tier holds entries");
   await two.clear();
   // The reader learns of the new epoch by the invalidation of the epoch key,
-  // one hop after clear() resolved (the window README's near cache section names).
+  // one hop after clear() resolved (the window docs/near-cache.md names).
   await until(async () => (await one.peek(ids[0]!)) === undefined);
   assert.equal(await Promise.all(ids.map((id) => one.peek(id))), ids.map(() => undefined), "the reader's peek");
   assert.equal(await Promise.all(ids.map((id) => two.peek(id))), ids.map(() => undefined), "the writer's peek");

@@ -1,5 +1,5 @@
 /**
- * Found by the model-based test (pipeline/model.test.ts, issue 24 part 3):
+ * Found by the model-based test (pipeline/model.test.ts):
  * after `invalidateTags()` or `clear()` resolved, a get of the same process
  * joined (coalesce()) a load that began before it and returned that load's
  * value, which its own invalidation had already made a miss.

@@ -1,8 +1,11 @@
 /**
  * Two complaints users filed against other caches, as tests we must keep
  * passing: an early refresh that calls the origin although Redis already
- * holds a fresher value another process published (FusionCache #651, #604),
- * and a tag invalidation that stale serving undoes (Bentocache #71).
+ * holds a fresher value another process published
+ * (https://github.com/ZiggyCreatures/FusionCache/issues/651,
+ * https://github.com/ZiggyCreatures/FusionCache/issues/604), and a tag
+ * invalidation that stale serving undoes
+ * (https://github.com/Julien-R44/bentocache/issues/71).
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";

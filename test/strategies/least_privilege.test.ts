@@ -1,5 +1,5 @@
 /**
- * The whole API as a least-privilege ACL user (the rule the README ships),
+ * The whole API as a least-privilege ACL user (the rule docs/acl.md ships),
  * on RESP2 and RESP3; and one refusal per permission family, each a NOPERM
  * naming the command and the rule to add.
  */
@@ -20,8 +20,8 @@ import { events, origin } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 
 /**
- * The README's rule for namespace `products`, user `app`, as users paste it
- * (the test checks the README holds it verbatim, and runs every call as it).
+ * docs/acl.md's rule for namespace `products`, user `app`, as users paste it
+ * (the test checks the page holds it verbatim, and runs every call as it).
  */
 const RULE = "ACL SETUSER app on >app-password resetkeys ~products:* resetchannels &products:* -@all " +
   "+get +set +setrange +del +exists +pexpire +time +eval +evalsha +publish +subscribe +unsubscribe " +
@@ -36,7 +36,7 @@ function ruleFor(user: string, drop: readonly string[] = [], swap: Record<string
   return [user, ...parts];
 }
 
-const Acl = suite<{ redis: RedisClient }>("least privilege: the README's ACL rule");
+const Acl = suite<{ redis: RedisClient }>("least privilege: the ACL rule docs/acl.md ships");
 const db = useRedis(Acl, { prefix: "acl", clients: 1 });
 
 async function setUser(user: string, drop: readonly string[] = [], swap: Record<string, string> = {}) {
@@ -53,9 +53,9 @@ Acl.before(async () => {
   await setUser("app");
 });
 
-Acl("the README ships the rule these tests run as", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  assert.ok(readme.includes(RULE), "README.md does not hold the ACL rule verbatim");
+Acl("docs/acl.md ships the rule these tests run as", () => {
+  const page = readFileSync(new URL("../../docs/acl.md", import.meta.url), "utf8");
+  assert.ok(page.includes(RULE), "docs/acl.md does not hold the ACL rule verbatim");
 });
 
 for (const resp of [2, 3] as const) {

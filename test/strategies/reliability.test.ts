@@ -1,5 +1,5 @@
 /**
- * Issue 12's findings about the strategies, each pinned by the condition
+ * Reliability findings about the strategies, each pinned by the condition
  * that exposed it, forced: a Redis made 200 ms away by the proxy (limit()
  * must not hold its slot through a publish), ill-formed strings (the string
  * codec must not serve another value than the one loaded), values over
@@ -21,7 +21,7 @@ import { events, origin } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 type LatePublish = Extract<CacheEvent, { type: "late-publish" }>;
 
-const Reliability = suite("issue 12: strategies");
+const Reliability = suite("reliability: strategies");
 const db = useRedis(Reliability, { prefix: "rel" });
 
 Reliability(

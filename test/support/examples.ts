@@ -1,7 +1,9 @@
 /**
  * Runs the documentation as a reader would paste it: every ```ts block of
- * README.md and every JSDoc `@example` of the published modules (mod.ts,
- * resp/, strategies/), on Node (through tsx), Bun and Deno, against a
+ * README.md and docs/*.md and every JSDoc `@example` of the published
+ * modules (mod.ts, resp/, strategies/), on Node (through tsx), Bun and Deno
+ * (with exactly the permission flags the block's page prints: see
+ * doc_blocks.ts), against a
  * redis-server started here on a free loopback port (`REDIS_URL`), and a
  * 6-node cluster for the examples that read `REDIS_CLUSTER_SEEDS`, and a
  * Sentinel group (1 master, 2 replicas, 3 sentinels) for those that read
@@ -22,12 +24,14 @@
  *   the README's `deno add herdless@jsr:@herdless/herdless`) writes.
  * The blocks are type-checked there too, by `deno check` (source) and by
  * strict `tsc` (the published .d.ts). A block may not import a relative
- * path; README blocks import `herdless`, JSDoc examples `@herdless/herdless`.
+ * path; the pages' blocks import `herdless`, JSDoc examples `@herdless/herdless`.
+ * A block that cannot run on a runtime says why in a `// Not run on X:`
+ * comment; it is reported as not run there, never as passed.
  *
  * A `console.log(...) // 42` line whose comment is made of literals (numbers,
  * booleans, null, quoted strings, arrays of them; a trailing `(...)` remark
  * is ignored) must print each of them: a cheap check of what the comments
- * promise. Every `npm run X` and `deno task X` in README's sh blocks must
+ * promise. Every `npm run X` and `deno task X` in the pages' sh blocks must
  * exist.
  *
  * @module
@@ -52,70 +56,22 @@ import process from "node:process";
 import { type RedisServer, startRedis } from "./redis-server.ts";
 import { type RedisCluster, startCluster } from "./redis-cluster.ts";
 import { type SentinelGroup, startSentinelGroup } from "./redis-sentinel.ts";
+import {
+  blockProblem,
+  expectedOutput,
+  jsdocBlocks,
+  markdownBlocks,
+  type Runtime,
+  RUNTIMES,
+  type Snippet,
+} from "./doc_blocks.ts";
 
 const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
-const RUNTIMES = ["node", "bun", "deno"] as const;
-type Runtime = (typeof RUNTIMES)[number];
 /** A process that runs longer than this has hung: it fails instead of stalling CI. */
 const PROCESS_LIMIT_MS = 60_000;
 
-/** One code block to run. */
-export interface Snippet {
-  /** `README.md:23` or `resp/client.ts:41`: the line of its opening fence. */
-  readonly where: string;
-  readonly code: string;
-  readonly fromReadme: boolean;
-}
-
-// --- extraction ---
-
-/** The ```ts blocks of a markdown text, and the lines of its sh blocks. */
-export function markdownBlocks(text: string, file: string): { snippets: Snippet[]; shell: string[] } {
-  const snippets: Snippet[] = [];
-  const shell: string[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    const lang = open[1]!;
-    if (lang === "ts" || lang === "typescript") {
-      snippets.push({ where: `${file}:${start + 1}`, code: body.join("\n"), fromReadme: true });
-    } else if (lang === "sh" || lang === "bash" || lang === "shell") shell.push(...body);
-  }
-  return { snippets, shell };
-}
-
-/**
- * The code blocks inside the JSDoc comments of a source file: those tagged
- * ts, and untagged ones under an `@example` (an untagged block elsewhere is
- * prose, such as a format diagram).
- */
-export function jsdocBlocks(text: string, file: string): Snippet[] {
-  const out: Snippet[] = [];
-  const lines = text.split("\n");
-  let inExample = false;
-  for (let i = 0; i < lines.length; i++) {
-    if (/^\s*\/\*\*/.test(lines[i]!)) inExample = false;
-    const tag = /^\s*\*\s*@(\w+)/.exec(lines[i]!);
-    if (tag) inExample = tag[1] === "example";
-    const open = /^\s*\*\s?```(\w*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^\s*\*\s?```\s*$/.test(lines[i]!); i++) {
-      body.push(lines[i]!.replace(/^\s*\* ?/, ""));
-    }
-    const lang = open[1]!;
-    if ((lang === "" && inExample) || lang === "ts" || lang === "typescript") {
-      out.push({ where: `${file}:${start + 1}`, code: body.join("\n"), fromReadme: false });
-    }
-  }
-  return out;
-}
+// --- extraction (the rules live in doc_blocks.ts) ---
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(join(root, dir)).sort()) {
@@ -129,46 +85,10 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Literal tokens a `console.log(...) // comment` promises to print, per line; comments in prose are skipped. */
-export function expectedOutput(code: string): string[] {
-  const literal = String.raw`"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?n?|true|false|null|undefined`;
-  const sequence = new RegExp(String.raw`^(?:\[\s*)?(?:${literal})(?:\s*,?\s*\]?\s*,?\s*\[?\s*(?:${literal}))*\s*\]?$`);
-  const out: string[] = [];
-  for (const line of code.split("\n")) {
-    const m = /^\s*(?:await\s+)?console\.log\(.*\);?\s*\/\/\s*(.+?)\s*$/.exec(line);
-    if (!m) continue;
-    const comment = m[1]!.replace(/\s*\([^)]*\)$/, "");
-    if (!sequence.test(comment)) continue;
-    for (const token of comment.match(new RegExp(literal, "g")) ?? []) {
-      out.push(token.startsWith('"') ? JSON.parse(token) as string : token.replace(/n$/, ""));
-    }
-  }
-  return out;
-}
-
-/**
- * Why a block must not run, or undefined. Its imports must be the published
- * names (never a relative path), and it may name no IPv4 address outside the
- * loopback range: examples run here must reach nothing but the servers this
- * runner starts, so addresses come from env vars (`REDIS_URL`,
- * `REDIS_CLUSTER_SEEDS`) with loopback defaults.
- */
-export function importProblem(s: Snippet): string | undefined {
-  const outside = [...s.code.matchAll(/\b(\d{1,3})\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g)].find((m) => m[1] !== "127");
-  if (outside) return `names ${outside[0]}: examples may name loopback addresses only (read others from env vars)`;
-  const specs = [...s.code.matchAll(/\bfrom\s+["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)/g)]
-    .map((m) => m[1] ?? m[2]!);
-  const relativeSpec = specs.find((x) => x.startsWith("."));
-  if (relativeSpec !== undefined) return `imports the relative path "${relativeSpec}": use the published name`;
-  const wrong = s.fromReadme
-    ? specs.find((x) => x === "@herdless/herdless" || x.startsWith("@herdless/herdless/"))
-    : specs.find((x) => x === "herdless" || x.startsWith("herdless/"));
-  if (wrong !== undefined) {
-    return s.fromReadme
-      ? `imports "${wrong}": README blocks import "herdless" (the README tells JSR users how to map it)`
-      : `imports "${wrong}": JSDoc examples import "@herdless/herdless", as jsr.io shows them`;
-  }
-  return undefined;
+/** README.md, then every page under docs/, in name order. */
+function markdownPages(): string[] {
+  const docs = readdirSync(join(root, "docs")).filter((n) => n.endsWith(".md")).sort();
+  return ["README.md", ...docs.map((n) => `docs/${n}`)];
 }
 
 // --- processes ---
@@ -199,7 +119,7 @@ function run(cmd: string, args: string[], options: { cwd: string; env: NodeJS.Pr
   });
 }
 
-function commandFor(runtime: Runtime, file: string, scratch: string): [string, string[]] {
+function commandFor(runtime: Runtime, s: Snippet, file: string, scratch: string): [string, string[]] {
   switch (runtime) {
     case "node": {
       const tsx = pathToFileURL(createRequire(join(root, "package.json")).resolve("tsx")).href;
@@ -208,7 +128,8 @@ function commandFor(runtime: Runtime, file: string, scratch: string): [string, s
     case "bun":
       return [bin("bun"), [file]];
     case "deno":
-      return [bin("deno"), ["run", "-A", "--config", join(scratch, "deno.json"), file]];
+      // The page's flags and no others; --config stands for the deno.json `deno add` leaves in the reader's project.
+      return [bin("deno"), ["run", ...s.denoFlags!, "--config", join(scratch, "deno.json"), file]];
   }
 }
 
@@ -374,17 +295,22 @@ async function main(): Promise<number> {
   const filters = args.filter((a) => !a.startsWith("--"));
   const started = Date.now();
   const failures: string[] = [];
+  const notRun: string[] = [];
   let passed = 0;
 
   // Extract.
-  const readme = markdownBlocks(readFileSync(join(root, "README.md"), "utf8"), "README.md");
-  let snippets: Snippet[] = [...readme.snippets];
+  const pages = markdownPages().map((page) => ({
+    page,
+    ...markdownBlocks(readFileSync(join(root, page), "utf8"), page),
+  }));
+  let snippets: Snippet[] = pages.flatMap((p) => p.snippets);
+  const fromPages = snippets.length;
   for (const file of ["mod.ts", ...sourceFiles("resp"), ...sourceFiles("strategies")]) {
     snippets.push(...jsdocBlocks(readFileSync(join(root, file), "utf8"), file));
   }
   snippets = snippets.filter((s) => filters.length === 0 || filters.some((f) => s.where.includes(f)));
 
-  // README commands that must exist.
+  // Commands the pages print that must exist.
   const scripts = Object.keys(
     (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
@@ -393,17 +319,19 @@ async function main(): Promise<number> {
   const tasks = Object.keys(
     (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { tasks?: Record<string, string> }).tasks ?? {},
   );
-  for (const line of readme.shell) {
-    for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) {
-      if (!scripts.includes(m[1]!)) failures.push(`README.md: \`npm run ${m[1]}\` is not a script in package.json`);
-    }
-    for (const m of line.matchAll(/\bdeno task ([\w:-]+)/g)) {
-      if (!tasks.includes(m[1]!)) failures.push(`README.md: \`deno task ${m[1]}\` is not a task in deno.json`);
+  for (const { page, shell } of pages) {
+    for (const line of shell) {
+      for (const m of line.matchAll(/\bnpm run ([\w:-]+)/g)) {
+        if (!scripts.includes(m[1]!)) failures.push(`${page}: \`npm run ${m[1]}\` is not a script in package.json`);
+      }
+      for (const m of line.matchAll(/\bdeno task ([\w:-]+)/g)) {
+        if (!tasks.includes(m[1]!)) failures.push(`${page}: \`deno task ${m[1]}\` is not a task in deno.json`);
+      }
     }
   }
   const refused = new Set<Snippet>();
   for (const s of snippets) {
-    const problem = importProblem(s);
+    const problem = blockProblem(s);
     if (problem !== undefined) {
       failures.push(`${s.where}: ${problem}`);
       refused.add(s);
@@ -461,8 +389,13 @@ async function main(): Promise<number> {
       };
       for (const s of snippets) {
         if (refused.has(s)) continue; // never run: counted as failed above
+        const reason = s.notOn.get(runtime);
+        if (reason !== undefined) {
+          notRun.push(`${s.where} on ${runtime}: ${reason}`);
+          continue;
+        }
         server.cli("FLUSHALL");
-        const [cmd, cmdArgs] = commandFor(runtime, files.get(s)!, scratch);
+        const [cmd, cmdArgs] = commandFor(runtime, s, files.get(s)!, scratch);
         const r = await run(cmd, cmdArgs, { cwd: scratch, env });
         const missing = expectedOutput(s.code).filter((token) => !r.out.includes(token));
         if (r.timedOut) failures.push(`${s.where} on ${runtime}: still running after ${PROCESS_LIMIT_MS} ms\n${r.out}`);
@@ -494,13 +427,14 @@ async function main(): Promise<number> {
     rmSync(scratch, { recursive: true, force: true });
   }
 
+  for (const n of notRun) console.log(`not run (as its comment says): ${n}`);
   for (const f of failures) console.error(`\nFAIL ${f}`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(
-    `\nexamples: ${snippets.length} blocks (${readme.snippets.length} in README.md) x ${runtimes.join(", ")}, ` +
+    `\nexamples: ${snippets.length} blocks (${fromPages} in README.md and docs/) x ${runtimes.join(", ")}, ` +
       `type checks, ${SERVER_EXAMPLES.length} servers in examples/, in ${seconds} s`,
   );
-  console.log(`${passed} passed, ${failures.length} failed`);
+  console.log(`${passed} passed, ${failures.length} failed, ${notRun.length} not run`);
   return failures.length === 0 ? 0 : 1;
 }
 

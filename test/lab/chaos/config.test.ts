@@ -7,7 +7,7 @@ import { rejects } from "../../support/assert.ts";
 const Config = suite("chaos profiles");
 
 Config(
-  "--profile eviction-storm gives issue 24's settings and its 1 MB allkeys-lru fault, in argv or the environment",
+  "--profile eviction-storm gives the eviction storm's settings and its 1 MB allkeys-lru fault, in argv or the environment",
   () => {
     for (const argv of [["--profile", "eviction-storm"], ["--profile=eviction-storm"]]) {
       assert.is(profileName(["node", "run.ts", ...argv], {}), "eviction-storm");

@@ -34,7 +34,7 @@ Load("planLoads() says a fault does not fit when one round of it would outlast t
   assert.equal([starved.bigGets, starved.bigFits, starved.hugeFits], [1, false, false]);
 });
 
-Load("planLoads() keeps the 1 MB fault at most as issue 12 asked it", () => {
+Load("planLoads() keeps the 1 MB fault at most at its original size, whatever the drain", () => {
   assert.is(planLoads(10_000 * MB, 1, 4, 3000).bigGets, settings.bigBurst);
 });
 

@@ -723,7 +723,7 @@ failover(
     // Every key's slot is served again. Whether its value survived is Redis'
     // business, not the client's: a primary restarted empty (no persistence)
     // can, on a busy machine, be resynced from before the cluster settles (seen
-    // once under Bun), which is the data loss the README warns about.
+    // once under Bun), which is the data loss docs/cluster.md warns about.
     const unserved = [];
     for (const k of keys) {
       const reply = await redis.send(["GET", k], { timeoutMs: 5000 }).then(() => undefined, (e: unknown) => e);

@@ -1,6 +1,6 @@
 /**
  * The rules by which a slot owner learned from MOVED stands against a later
- * slot map read (issue 14). Pure: maps are built by hand, no server needed;
+ * slot map read. Pure: maps are built by hand, no server needed;
  * test/resp/cluster/reshard.test.ts shows the same against a real cluster.
  */
 import { suite } from "uvu";

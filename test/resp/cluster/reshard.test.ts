@@ -1,6 +1,6 @@
 /**
  * The cluster client while slots change owner: a node with an older view
- * must not undo what MOVED taught (issue 14), and a live
+ * must not undo what MOVED taught, and a live
  * `redis-cli --cluster reshard` under load reaches no caller. A cluster of
  * its own (3 primaries, 3 replicas): these tests leave slots moved.
  */
@@ -58,7 +58,7 @@ sharedCluster({
 }).use(reshard, { last: true });
 
 reshard(
-  "a slot map read from a node with an older view never undoes what MOVED taught (issue 14)",
+  "a slot map read from a node with an older view never undoes what MOVED taught",
   async (ctx) => {
     const { cluster } = ctx;
     const [from, to, third] = cluster.primaries();
@@ -66,7 +66,7 @@ reshard(
     // Every map read goes first through a proxy in front of a replica of the
     // old owner. Holding the proxy's replies freezes a read answered before
     // the slot moved (replicas learn of a SETSLOT only by gossip) and lands
-    // it after the MOVED replies: the race of issue 14, forced.
+    // it after the MOVED replies: the race between gossip and MOVED, forced.
     const proxy = await startProxy(stale);
     const client = new ClusterClient({
       ...resolveClusterOptions({ seeds: [...cluster.seeds, proxy.url], retryDelayMs: 5 }),

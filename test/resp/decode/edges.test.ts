@@ -1,5 +1,5 @@
 /**
- * Decoder edges other clients' protocol vectors found (issue 12): text
+ * Decoder edges other clients' protocol vectors found: text
  * lines longer than a header line (Redis sends simple strings and errors of
  * any length: a Lua script's `redis.status_reply()` / `redis.error_reply()`),
  * so they are bounded by `maxBulkBytes` like any payload; what happens to an

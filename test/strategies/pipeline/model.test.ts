@@ -1,6 +1,6 @@
 /**
- * A seeded, model-based test of the cache API across two OS processes
- * (issue 24 part 3). Each sequence runs rounds of get, getEntry, getMany,
+ * A seeded, model-based test of the cache API across two OS processes.
+ * Each sequence runs rounds of get, getEntry, getMany,
  * set, peek, invalidate, invalidateTags, clear and warm over three
  * identities and two tags, a few operations at once, spread over this
  * process (a cache without a near tier) and a second OS process
