@@ -562,7 +562,7 @@ export class RedisClient implements RedisLike, TrackingClient {
     const last = offline ? this.#lastError : undefined;
     const why = offline ? `: not connected to ${describeTarget(this.#o)}${lastErrorText(last)}` : "";
     const own = cmd.options?.timeoutMs;
-    const setting = own === undefined ? "commandTimeoutMs" : "timeoutMs";
+    const setting = own === undefined ? "commandTimeoutMs" : cmd.options?.timeoutSetting ?? "timeoutMs";
     const timeoutMs = own ?? this.#o.commandTimeoutMs;
     cmd.fail(
       new TimeoutError(`${timeoutMessage(`Command ${commandName(cmd.name)}`, setting, timeoutMs)}${why}`, waited, {

@@ -59,6 +59,15 @@ export interface SendOptions {
    * Bun's client show no reply before it is whole).
    */
   bytesPerMs?: number | undefined;
+  /**
+   * The name of the setting `timeoutMs` came from, for the `TimeoutError`'s
+   * `setting` and message when it runs out: a library passing its own
+   * deadline names it (a cache built by `pipeline()` passes
+   * `"commandTimeoutMs"`, its own setting), so its users read the setting
+   * they can change. Ignored without `timeoutMs`.
+   * @default {"timeoutMs"}
+   */
+  timeoutSetting?: string | undefined;
 }
 
 /**

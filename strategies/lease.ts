@@ -5,8 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { clearInterval, setInterval } from "node:timers";
-import { boolean, optionsObject, positiveInt } from "../resp/shared/mod.ts";
-import { TimeoutError } from "../resp/errors.ts";
+import { boolean, optionsObject, positiveInt, timeoutOptions } from "../resp/shared/mod.ts";
+import { TimeoutError, timeoutMessage } from "../resp/errors.ts";
 import { releaseLease, renewLease } from "./_lease_scripts.ts";
 import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./contract.ts";
 
@@ -103,7 +103,11 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   // Give the lease up. A failure here is harmless: the lease expires by itself.
   async function release(c: CacheContext, req: FillRequest, token: string): Promise<void> {
     try {
-      await releaseLease(c.redis, { keys: req.keys, token, channel: c.channel }, { timeoutMs: c.commandTimeoutMs });
+      await releaseLease(
+        c.redis,
+        { keys: req.keys, token, channel: c.channel },
+        timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"),
+      );
     } catch {
       // Lease expiry is the recovery path for an unreachable server.
     }
@@ -113,10 +117,11 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     let timer: ReturnType<typeof setInterval> | undefined;
     if (renew) {
       timer = setInterval(function renewHeldLease() {
-        renewLease(c.redis, { keys: req.keys, token, leaseMs }, { timeoutMs: c.commandTimeoutMs }).then(
-          (held) => held || clearInterval(timer),
-          () => {}, // The next tick retries; expiry is the fallback.
-        );
+        renewLease(c.redis, { keys: req.keys, token, leaseMs }, timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"))
+          .then(
+            (held) => held || clearInterval(timer),
+            () => {}, // The next tick retries; expiry is the fallback.
+          );
       }, Math.max(1, Math.floor(leaseMs / 3)));
     }
     let outcome: Outcome | undefined;
@@ -131,7 +136,11 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
         extend: (ms: number) => {
           const span = Math.max(leaseMs, ms);
           const sent = c.now();
-          return renewLease(c.redis, { keys: req.keys, token, leaseMs: span }, { timeoutMs: c.commandTimeoutMs }).then(
+          return renewLease(
+            c.redis,
+            { keys: req.keys, token, leaseMs: span },
+            timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"),
+          ).then(
             (held) => {
               if (held) guard.expiresAt = sent + span;
               return held;
@@ -236,8 +245,9 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
             if (waited >= waitMs) {
               c.emit({ type: "timeout", key, waitedMs: Math.round(waited) });
               throw new TimeoutError(
-                `Cannot get ${key}: another caller's load did not finish within waitMs (${waitMs} ms)`,
+                timeoutMessage(`Waiting for another caller's load of ${key}`, "waitMs", waitMs),
                 Math.round(waited),
+                { setting: "waitMs", timeoutMs: waitMs },
               );
             }
             const base = pollMs ?? Math.min(pushed ? PUSH_POLL_MS : POLL_MS, leaseMs);

@@ -55,6 +55,8 @@ class Pending implements Deadline {
   deadline = 0;
   heapIndex = -1;
   startedAt = 0;
+  /** The setting the deadline came from (`timeoutSetting`), named when it runs out. */
+  setting = "timeoutMs";
   settled = false;
   resolve!: (reply: Reply) => void;
   reject!: (error: unknown) => void;
@@ -106,8 +108,8 @@ const deadlines = new Deadlines<Pending>((p) => {
   const waited = Date.now() - p.startedAt;
   const timeoutMs = p.deadline - p.startedAt;
   p.fail(
-    new TimeoutError(timeoutMessage(`Command ${commandName(p.command[0])}`, "timeoutMs", timeoutMs), waited, {
-      setting: "timeoutMs",
+    new TimeoutError(timeoutMessage(`Command ${commandName(p.command[0])}`, p.setting, timeoutMs), waited, {
+      setting: p.setting,
       timeoutMs,
     }),
   );
@@ -158,6 +160,7 @@ export function run(
   }
   if (!timed && signal === undefined) return issued.then(toReply, rejectForeign);
   const pending = new Pending(command, signal);
+  if (options?.timeoutSetting !== undefined) pending.setting = options.timeoutSetting;
   const promise = new Promise<Reply>((resolve, reject) => {
     pending.resolve = resolve;
     pending.reject = reject;

@@ -306,7 +306,7 @@ export class ClusterClient implements RedisLike, TrackingClient {
     const name = typeof command[0] === "string" ? command[0].toLowerCase() : "";
     if (SUBSCRIBE.has(name)) return this.#subscriber.send(command, options);
     const timeoutMs = options?.timeoutMs ?? this.#o.commandTimeoutMs;
-    const setting = options?.timeoutMs === undefined ? "commandTimeoutMs" : "timeoutMs";
+    const setting = options?.timeoutMs === undefined ? "commandTimeoutMs" : options.timeoutSetting ?? "timeoutMs";
     const startedAt = timeoutMs > 0 ? Date.now() : 0;
     const deadline = timeoutMs > 0 ? startedAt + timeoutMs : Infinity;
     // Fast path: the owner is known and connected; the node client counts the timeout from now too.

@@ -136,6 +136,7 @@ export const SEND_OPTIONS: readonly (keyof SendOptions)[] = [
   "buffers",
   "onAttribute",
   "bytesPerMs",
+  "timeoutSetting",
 ];
 
 /**
@@ -154,7 +155,10 @@ export function checkSendOptions(options: SendOptions): TypeError | RangeError |
   } catch (error) {
     return error as TypeError;
   }
-  const { timeoutMs, buffers, onAttribute, bytesPerMs } = options;
+  const { timeoutMs, buffers, onAttribute, bytesPerMs, timeoutSetting } = options;
+  if (timeoutSetting !== undefined && typeof timeoutSetting !== "string") {
+    return new TypeError(`Cannot send: 'timeoutSetting' must be a string, got ${typeof timeoutSetting}`);
+  }
   if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs === Infinity)) {
     return new RangeError(
       `Cannot send: 'timeoutMs' must be a non-negative finite number (0: none), got ${

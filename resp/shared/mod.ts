@@ -9,6 +9,7 @@ export { listenAbort, onAbort, race, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
 export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";
+export { type TimeoutOptions, timeoutOptions } from "./timeout_options.ts";
 export { isWorkerd } from "./runtime.ts";
 export { commandChannel, eventChannel, getChannel, type Traceable, traced } from "./tracing.ts";
 export {

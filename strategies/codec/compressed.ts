@@ -6,7 +6,7 @@
  *
  * Deflate (raw, level 6) was picked from `npm run bench:compression`: on 1 KB,
  * 10 KB and 100 KB JSON it had the cheapest hit (inflate + parse) of the
- * candidates, within 5-10% of brotli's size (bench/README.md has the figures).
+ * candidates, within 5-10% of brotli's size (docs/codecs.md has the figures).
  * Codecs are synchronous, so `CompressionStream` does not fit; node:zlib's
  * `*Sync` functions exist on Node, Bun, Deno and workerd (nodejs_compat).
  *

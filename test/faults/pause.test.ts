@@ -80,7 +80,7 @@ test("the cache on a paused server: a read that cannot finish ends with TimeoutE
     const e = await rejects(
       () => cache.get("cold", () => (calls++, "v"), { timeoutMs: 100 }),
       TimeoutError,
-      /^Cannot get paused:\{[\w-]+\}:data: no answer within timeoutMs \(100 ms\)$/,
+      /^The get of paused:\{[\w-]+\}:data timed out: 'timeoutMs' of 100 ms ran out$/,
     );
     assert.ok((e as TimeoutError).waitedMs >= 100, "not before its deadline");
     assert.is(calls, 0);

@@ -55,7 +55,7 @@ Coalesce(
     p2.catch(() => {}); // it may reject while p1's rejection is awaited; asserted below
     first.abort(new Error("first left"));
     await rejects(() => p1, Error, "first left");
-    await rejects(() => p2, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (20 ms)`);
+    await rejects(() => p2, TimeoutError, `The get of ${cache.keys("k").data} timed out: 'timeoutMs' of 20 ms ran out`);
     assert.is(o.signals[0]!.aborted, false, "two callers gone, one still waits");
     const reason = new Error("last left");
     last.abort(reason);
@@ -90,7 +90,7 @@ Coalesce(
     };
     const a = cache.get("k", load, { timeoutMs: 50 });
     await ev.reach("load-start", 1);
-    await rejects(() => a, TimeoutError, `Cannot get ${cache.keys("k").data}: no answer within timeoutMs (50 ms)`);
+    await rejects(() => a, TimeoutError, `The get of ${cache.keys("k").data} timed out: 'timeoutMs' of 50 ms ran out`);
     assert.is(strategy.size, 1, "the abandoned flight is still unwinding");
     // B has no deadline of its own: it must never receive A's TimeoutError.
     const b = cache.get("k", load).catch((e: unknown) => e);

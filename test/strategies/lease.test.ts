@@ -303,13 +303,13 @@ Lease("a waiter runs out of waitMs (or its own timeout) with TimeoutError and ze
   const error = await rejects(
     () => b.get("k", o.load),
     TimeoutError,
-    `Cannot get ${key}: another caller's load did not finish within waitMs (100 ms)`,
+    `Waiting for another caller's load of ${key} timed out: 'waitMs' of 100 ms ran out`,
   );
   assert.ok((error as TimeoutError).waitedMs >= 100);
   await rejects(
     () => b.get("k", o.load, { timeoutMs: 30 }),
     TimeoutError,
-    `Cannot get ${key}: no answer within timeoutMs (30 ms)`,
+    `The get of ${key} timed out: 'timeoutMs' of 30 ms ran out`,
   );
   assert.is(o.calls, 0);
   assert.equal([b.stats().timeouts, b.stats().waits, b.stats().loads], [2, 2, 0]);

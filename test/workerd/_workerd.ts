@@ -149,9 +149,7 @@ export async function startWorkerd(
   const specifiers = publishedModules();
   const imports = specifiers.map((s, i) => `import * as m${i} from "${s}";\n`)
     .join("");
-  const count = `globalThis.herdlessModules = [${
-    specifiers.map((_, i) => `m${i}`).join(", ")
-  }].length;\n`;
+  const count = `globalThis.herdlessModules = [${specifiers.map((_, i) => `m${i}`).join(", ")}].length;\n`;
   const source = options.worker ??
     readFileSync(join(root, "test", "workerd", "_worker.js"), "utf8");
   const worker = imports + count + source;
@@ -220,8 +218,7 @@ export async function serveWorker(
     ) ?? [],
   ].map((m) => m[1]!);
   const vars: Record<string, string> = {};
-  const section =
-    /^\[vars\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(toml)?.[1] ?? "";
+  const section = /^\[vars\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(toml)?.[1] ?? "";
   for (const m of section.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)) {
     vars[m[1]!] = m[2]!;
   }

@@ -88,11 +88,9 @@ try {
     } ms, ${first.writes} client writes (round trips), ${first.commands} Redis commands`,
   );
   console.log(
-    `later requests (${requests} sequential): ${
-      later.perSecond.toFixed(0)
-    } requests/s, ${later.writes.toFixed(2)} client writes (round trips) and ${
-      later.commands.toFixed(2)
-    } Redis commands per request`,
+    `later requests (${requests} sequential): ${later.perSecond.toFixed(0)} requests/s, ${
+      later.writes.toFixed(2)
+    } client writes (round trips) and ${later.commands.toFixed(2)} Redis commands per request`,
   );
 } finally {
   await workerd.dispose();

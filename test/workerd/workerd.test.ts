@@ -12,12 +12,7 @@ import { useRedis } from "../support/fixture.ts";
 import { startRedis } from "../support/redis-server.ts";
 import { until } from "../support/wait.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
-import {
-  canDrive,
-  publishedModules,
-  startWorkerd,
-  type Workerd,
-} from "./_workerd.ts";
+import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";
 
 const Workers = suite<{ origin: Origin; workerd: Workerd }>(
   "herdless under workerd",
@@ -146,11 +141,8 @@ Workers(
     ]);
     release();
     // The request is over; only waitUntil keeps its refresh going to the publish.
-    const key =
-      pipeline({ redis: db.redis, namespace: ns, ttlMs: 1 }).keys("s").data;
-    await until(async () =>
-      /"load":2/.test(String(await db.redis.send(["GET", key])))
-    );
+    const key = pipeline({ redis: db.redis, namespace: ns, ttlMs: 1 }).keys("s").data;
+    await until(async () => /"load":2/.test(String(await db.redis.send(["GET", key]))));
     assert.is(origin.loads(ns), 2);
   },
 );

@@ -8,7 +8,7 @@
  */
 import { clearTimeout, setTimeout } from "node:timers";
 import { onAbort } from "../../../resp/shared/mod.ts";
-import { isTimeoutError, TimeoutError } from "../../../resp/errors.ts";
+import { isTimeoutError, TimeoutError, timeoutMessage } from "../../../resp/errors.ts";
 
 /** The signal of one call, aborted by the caller's signal or by its timeout (counted from the call's start). */
 export class CallDeadline {
@@ -56,10 +56,10 @@ export class CallDeadline {
     this.#stop = onAbort(caller, () => controller.abort(caller!.reason));
     const left = Math.max(0, timeoutMs - (performance.now() - this.#startedAt));
     this.#timer = setTimeout(() => {
-      this.timedOut = new TimeoutError(
-        `Cannot get ${this.#key}: no answer within timeoutMs (${timeoutMs} ms)`,
+      this.timedOut = new TimeoutError(timeoutMessage(`The get of ${this.#key}`, "timeoutMs", timeoutMs), timeoutMs, {
+        setting: "timeoutMs",
         timeoutMs,
-      );
+      });
       controller.abort(this.timedOut);
     }, left);
     return controller;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { LocalTier } from "../../contract.ts";
 import type { Identity, Keys } from "../../types.ts";
 import { dropNearTier, type Invalidations, type Versions } from "../coherence/mod.ts";
@@ -51,7 +52,7 @@ export class Writes {
   /** Drop the value and the lease of `keys` together, then announce it. */
   async invalidate(keys: SharedKeys): Promise<void> {
     const p = this.#p;
-    const options = { timeoutMs: p.commandTimeoutMs };
+    const options = timeoutOptions(p.commandTimeoutMs, "commandTimeoutMs");
     // One DEL for both keys: the lease goes with the value, so an owner that
     // loaded before this point fails its token check instead of republishing.
     await p.redis.send(["DEL", keys.data, keys.lease], options);

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike, Reply, SendOptions, TrackingListener } from "../../../resp/types.ts";
 
 /** A source of invalidations: client tracking, or messages on a channel. */
@@ -66,7 +67,7 @@ export class InvalidationMessages implements InvalidationSource {
   constructor(redis: Duplicable, channel: string, timeoutMs: number) {
     this.#redis = redis;
     this.#channel = channel;
-    this.#options = { timeoutMs };
+    this.#options = timeoutOptions(timeoutMs, "commandTimeoutMs");
   }
 
   get on(): boolean {

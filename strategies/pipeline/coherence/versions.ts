@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike, Reply } from "../../../resp/types.ts";
 import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
 
@@ -150,7 +151,7 @@ export class Versions implements InvalidationConsumer {
    */
   async clear(channel: string): Promise<string> {
     const next = token();
-    const options = { timeoutMs: this.#cache.commandTimeoutMs };
+    const options = timeoutOptions(this.#cache.commandTimeoutMs, "commandTimeoutMs");
     await this.#cache.redis.send(["SET", this.epochKey, next], options);
     await this.#cache.redis.send(["PUBLISH", channel, this.epochKey], options);
     return next;
@@ -161,7 +162,7 @@ export class Versions implements InvalidationConsumer {
    * Each key is announced on `channel` after. Resolves the keys written.
    */
   async bump(tags: readonly string[], channel: string): Promise<string[]> {
-    const options = { timeoutMs: this.#cache.commandTimeoutMs };
+    const options = timeoutOptions(this.#cache.commandTimeoutMs, "commandTimeoutMs");
     return await Promise.all(tags.map(async (tag) => {
       const key = this.#tagPrefix + tag;
       await this.#cache.redis.send(["SET", key, token()], options);
@@ -193,7 +194,7 @@ export class Versions implements InvalidationConsumer {
   // write: whoever creates it first wins and everyone reads the winner's.
   async #current(key: string): Promise<string> {
     const c = this.#cache;
-    const options = { timeoutMs: c.commandTimeoutMs };
+    const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
     const marker = c.invalidations.begin(key);
     let value: Reply = await c.redis.send(["GET", key], options);
     if (value === null) {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { intInRange, positiveInt } from "../../../resp/shared/mod.ts";
+import { intInRange, positiveInt, timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { FillRequest } from "../../contract.ts";
 import type { BatchLoaderContext, Identity, LoaderContext } from "../../types.ts";
@@ -92,7 +92,7 @@ export class LoaderChoices {
     const known = c.versions.knownTag(tag);
     if (known !== undefined) return known;
     const key = c.versions.tagKey(tag);
-    const options = { timeoutMs: c.commandTimeoutMs };
+    const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
     const now = await c.redis.send(["GET", key], options);
     if (typeof now === "string") return now;
     const mine = token();

@@ -10,6 +10,7 @@
  * @module
  */
 import { isRedisReplyError } from "../../../resp/errors.ts";
+import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { ResolvedCodec } from "../../codec/mod.ts";
 import type { Entry, FillRequest, Load, Outcome, StoredEntry, WritePlan } from "../../contract.ts";
@@ -17,7 +18,7 @@ import { CodecError, isCodecError } from "../../errors.ts";
 import type { CacheEvent } from "../../events.ts";
 import type { Identity, Keys } from "../../types.ts";
 import { type Stamp, token, type Versions } from "../coherence/mod.ts";
-import { encodeEnvelope, loadMsOffset, type ServerClock, type Unstored } from "../read/mod.ts";
+import { BYTES_PER_MS, encodeEnvelope, loadMsOffset, type ServerClock, type Unstored } from "../read/mod.ts";
 import { runOrigin } from "./chain.ts";
 import type { ValueChoice } from "./loader_choices.ts";
 import { type PublishMode, writePublication } from "./publish_script.ts";
@@ -64,9 +65,7 @@ interface Stored {
 }
 
 // Sizes a publication's deadline and the lease extension before it: the
-// value must cross the network before the script runs. 10 MB/s is slow on
-// purpose (a loaded 1 Gbit/s link shared with others).
-const BYTES_PER_MS = 10_000;
+// value must cross the network before the script runs (at BYTES_PER_MS).
 const LARGE = 1 << 20;
 // Values at least this long may take a while to encode (and to copy into the envelope).
 const SLOW_ENCODE_LENGTH = 1 << 18;
@@ -276,7 +275,7 @@ export class Publisher {
       ...(guardToken === undefined ? {} : { token: guardToken }),
       ...(began === undefined ? {} : { began }),
     };
-    const written = writePublication(c.redis, publication, { timeoutMs });
+    const written = writePublication(c.redis, publication, timeoutOptions(timeoutMs, "commandTimeoutMs"));
     if (c.wrote === undefined) return written;
     return written.then((ok) => {
       c.wrote!(keys);

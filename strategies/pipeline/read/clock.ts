@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import { Script } from "../../../resp/script.ts";
 import type { RedisLike, Reply } from "../../../resp/types.ts";
 
@@ -163,7 +164,7 @@ export class ServerClock {
   async #measure(key: string, previous: Estimate | undefined): Promise<Estimate> {
     const c = this.#cache;
     const before = c.now();
-    const reply = await TIME.run(c.redis, [key], [], { timeoutMs: c.commandTimeoutMs });
+    const reply = await TIME.run(c.redis, [key], [], timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"));
     const after = c.now();
     const server = serverMs(reply);
     const rttMs = Math.max(0, after - before);

@@ -17,5 +17,5 @@ export {
 } from "./envelope.ts";
 export { KeyMemo } from "./key_memo.ts";
 export { checkNamespace, keysFor } from "./keys.ts";
-export { accepts, Reader, type ReaderParts, type SharedKeys } from "./reader.ts";
+export { accepts, BYTES_PER_MS, Reader, type ReaderParts, type SharedKeys } from "./reader.ts";
 export { Unstored } from "./unstored.ts";

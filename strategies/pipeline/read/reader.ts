@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { race, replyText } from "../../../resp/shared/mod.ts";
+import { race, replyText, timeoutOptions } from "../../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../../resp/errors.ts";
-import type { Arg, RedisLike, Reply } from "../../../resp/types.ts";
+import type { Arg, RedisLike, Reply, SendOptions } from "../../../resp/types.ts";
 import type { ResolvedCodec } from "../../codec/mod.ts";
 import type { Entry, LocalTier, ReadResult, StoredEntry } from "../../contract.ts";
 import type { CacheEvent } from "../../events.ts";
@@ -49,19 +49,30 @@ export interface SharedKeys extends Keys {
   readingSince: number;
 }
 
+/**
+ * How fast a large value is taken to cross the network, in bytes per ms: a
+ * publication's deadline and a read's grow by its size over this. 10 MB/s is
+ * slow on purpose (a loaded 1 Gbit/s link shared with others).
+ */
+export const BYTES_PER_MS = 10_000;
+
 /** Reads, decodes and ages the entries of one cache. */
 export class Reader {
   readonly #p: ReaderParts;
   /** The options of a command without a caller's signal: one object for all. */
-  readonly #plain: { readonly timeoutMs: number };
-  readonly #plainBytes: { readonly timeoutMs: number; readonly buffers: true };
+  readonly #plain: SendOptions;
+  readonly #plainBytes: SendOptions;
   /** Moved on by {@linkcode forgetAll}: a read started before is joined no more. */
   #generation = 0;
 
   constructor(parts: ReaderParts) {
     this.#p = parts;
-    this.#plain = Object.freeze({ timeoutMs: parts.commandTimeoutMs });
-    this.#plainBytes = Object.freeze({ timeoutMs: parts.commandTimeoutMs, buffers: true });
+    // A large value's reply grows its deadline as its publication's did.
+    this.#plain = Object.freeze({
+      ...timeoutOptions(parts.commandTimeoutMs, "commandTimeoutMs"),
+      bytesPerMs: BYTES_PER_MS,
+    });
+    this.#plainBytes = Object.freeze({ ...this.#plain, buffers: true });
   }
 
   /**
@@ -188,7 +199,7 @@ export class Reader {
     // Once per server: the first read waits for its clock's first measurement.
     // The call's deadline bounds it: the measurement goes on for later calls.
     if (!p.clock.known(key)) await race(p.clock.sync(key), signal);
-    const options = signal === undefined ? this.#plain : { timeoutMs: p.commandTimeoutMs, signal };
+    const options = signal === undefined ? this.#plain : { ...this.#plain, signal };
     const marker = p.local === undefined ? undefined : p.invalidations.begin(key);
     const first = extra === undefined ? undefined : p.redis.send(extra, options);
     // Bytes only for a binary codec: text codecs take the client's string,

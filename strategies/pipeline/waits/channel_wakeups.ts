@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { replyText } from "../../../resp/shared/mod.ts";
+import { replyText, timeoutOptions } from "../../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../../resp/errors.ts";
 import type { RedisLike, Reply } from "../../../resp/types.ts";
 import type { Ticket, Wakeups } from "../../contract.ts";
@@ -75,7 +75,7 @@ function isPushCapable(redis: RedisLike): redis is PushCapable {
 async function speaksResp3(redis: PushCapable, timeoutMs: number): Promise<boolean> {
   let hello: Reply;
   try {
-    hello = await redis.send(["HELLO"], { timeoutMs });
+    hello = await redis.send(["HELLO"], timeoutOptions(timeoutMs, "commandTimeoutMs"));
   } catch (error) {
     // A server that answers HELLO with an error (older than Redis 6) has no RESP3.
     if (isRedisReplyError(error)) return false;
@@ -101,7 +101,7 @@ async function subscribe(client: PushCapable, channel: string, timeoutMs: number
     return "failed";
   }
   try {
-    await client.send(["SUBSCRIBE", channel], { timeoutMs });
+    await client.send(["SUBSCRIBE", channel], timeoutOptions(timeoutMs, "commandTimeoutMs"));
     return "push";
   } catch {
     // A SUBSCRIBE that timed out may still take effect, and the client keeps
@@ -109,7 +109,7 @@ async function subscribe(client: PushCapable, channel: string, timeoutMs: number
     // handshake): undo it. Not awaited, so the waiter polls at once; it is
     // bounded by its timeout, and if it fails the connection is gone and the
     // subscription with it.
-    client.send(["UNSUBSCRIBE", channel], { timeoutMs }).catch(() => {});
+    client.send(["UNSUBSCRIBE", channel], timeoutOptions(timeoutMs, "commandTimeoutMs")).catch(() => {});
     return "failed";
   }
 }
@@ -225,7 +225,7 @@ export class ChannelWakeups implements Wakeups {
     if (hub === undefined || channel === undefined || --channel.refs > 0) return;
     hub.forget(this.#channel, channel);
     try {
-      await hub.client.send(["UNSUBSCRIBE", this.#channel], { timeoutMs: this.#timeoutMs });
+      await hub.client.send(["UNSUBSCRIBE", this.#channel], timeoutOptions(this.#timeoutMs, "commandTimeoutMs"));
     } catch {
       // The connection is closed or gone: the subscription went with it.
     }

@@ -180,7 +180,7 @@ Many("loadMany's signal aborts when the caller gives up, and the values it loads
   await rejects(
     () => cache.getMany(["a", "b"], o.loadMany, { timeoutMs: 50 }),
     TimeoutError,
-    "Cannot get 2 identities: no answer within timeoutMs (50 ms)",
+    "The get of 2 identities timed out: 'timeoutMs' of 50 ms ran out",
   );
   assert.is(o.signals[0]!.aborted, true);
   hold.resolve();

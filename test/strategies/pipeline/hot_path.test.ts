@@ -76,7 +76,7 @@ Hot(
               });
             }), { timeoutMs: 1_000 }),
         TimeoutError,
-        `Cannot get ${cache.keys(["product", 3]).data}: no answer within timeoutMs (1000 ms)`,
+        `The get of ${cache.keys(["product", 3]).data} timed out: 'timeoutMs' of 1000 ms ran out`,
       );
     });
     assert.ok(missBuilt >= 1, "a miss builds its signal");

@@ -262,7 +262,7 @@ Pipeline("an unreachable Redis rejects get() in bounded time and never calls the
     await rejects(
       () => paused.get("down", o.load, { timeoutMs: 50 }),
       TimeoutError,
-      `Cannot get ${paused.keys("down").data}: no answer within timeoutMs (50 ms)`,
+      `The get of ${paused.keys("down").data} timed out: 'timeoutMs' of 50 ms ran out`,
     );
   } finally {
     db.server.signal("SIGCONT");
@@ -285,7 +285,7 @@ Pipeline("get() with timeoutMs rejects with TimeoutError naming the key and coun
   await rejects(
     () => cache.get("slow", () => hold.promise.then(() => "late"), { timeoutMs: 30 }),
     TimeoutError,
-    `Cannot get ${key}: no answer within timeoutMs (30 ms)`,
+    `The get of ${key} timed out: 'timeoutMs' of 30 ms ran out`,
   );
   assert.is(cache.stats().timeouts, 1);
   hold.resolve();
@@ -307,7 +307,7 @@ Pipeline("get() with both a signal and timeoutMs ends at whichever comes first",
   await rejects(
     () => cache.get("both2", o.load, { signal: new AbortController().signal, timeoutMs: 20 }),
     TimeoutError,
-    `Cannot get ${cache.keys("both2").data}: no answer within timeoutMs (20 ms)`,
+    `The get of ${cache.keys("both2").data} timed out: 'timeoutMs' of 20 ms ran out`,
   );
   await rejects(
     () => cache.get("both3", o.load, { signal: AbortSignal.abort(new Error("already")), timeoutMs: 20 }),
