@@ -10,7 +10,8 @@
  *   `resp/` and itself; a bare specifier is a `node:` built-in, or a
  *   runtime-only module (`cloudflare:sockets`) reached by a dynamic import;
  * - a `_` file lives at the top of a layer and only its own directory imports it;
- * - ARCHITECTURE.md names every source folder, and every folder it names exists.
+ * - ARCHITECTURE.md names every source folder, and every folder and file it names exists;
+ * - every file name is snake_case (one case across the repository).
  *
  * Each rule has a self-test feeding it a made-up tree that breaks it.
  */
@@ -195,6 +196,25 @@ function architectureViolations(doc: string, folders: readonly string[], exists:
   return found;
 }
 
+/** Files ARCHITECTURE.md names by their whole path (a backticked `resp/...ts`, `strategies/...ts`, `test/...ts`) that do not exist. */
+function missingFiles(doc: string, exists: (file: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const m of doc.matchAll(/`((?:resp|strategies|test|bench|lab)\/[\w/]+\.ts)`/g)) {
+    if (!exists(m[1]!) && !found.includes(`ARCHITECTURE.md names ${m[1]}, which is missing`)) {
+      found.push(`ARCHITECTURE.md names ${m[1]}, which is missing`);
+    }
+  }
+  return found;
+}
+
+/** Source and test files whose name is not snake_case (lower case, digits and `_`; a `.test` suffix allowed). */
+function caseViolations(files: readonly string[]): string[] {
+  return files.filter((file) =>
+    !/^_?[a-z0-9]+(?:_[a-z0-9]+)*(?:\.test)?\.(?:ts|mjs|js)$/.test(file.slice(file.lastIndexOf("/") + 1))
+  )
+    .map((file) => `${file}: not snake_case`);
+}
+
 const layout = suite("layout: resp/ and strategies/");
 const graph = readGraph();
 
@@ -312,5 +332,44 @@ layout("the ARCHITECTURE.md check finds a missing folder and an unnamed one", ()
     "resp/decode/ is not named in ARCHITECTURE.md",
   ]);
 });
+
+layout("every file ARCHITECTURE.md names by its path exists", () => {
+  const doc = readFileSync(join(root, "ARCHITECTURE.md"), "utf8");
+  assert.ok(doc.includes("`strategies/pipeline/calls/get.ts`"), "the map names the hit's file");
+  assert.equal(missingFiles(doc, (file) => existsSync(join(root, file))), []);
+});
+
+layout("the file check finds a file the map names that is gone", () => {
+  const doc = "`strategies/pipeline/core.ts` holds it; `resp/client.ts` sends; `client.ts` alone is not a path";
+  assert.equal(missingFiles(doc, (file) => file === "resp/client.ts"), [
+    "ARCHITECTURE.md names strategies/pipeline/core.ts, which is missing",
+  ]);
+});
+
+layout("the case check finds kebab and camel case", () => {
+  assert.equal(
+    caseViolations([
+      "test/faults/eviction-order.test.ts",
+      "lab/soakRun.ts",
+      "resp/slot_map.ts",
+      "test/x/_model_ops.ts",
+    ]),
+    [
+      "test/faults/eviction-order.test.ts: not snake_case",
+      "lab/soakRun.ts: not snake_case",
+    ],
+  );
+});
+
+/** Every .ts and .mjs file under `dir`, skipping dependencies and generated output. */
+function walkAll(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(join(root, dir)).sort()) {
+    if (name === "node_modules" || name.startsWith(".") || name === "out" || name === "results") continue;
+    const path = `${dir}${name}`;
+    if (statSync(join(root, path)).isDirectory()) walkAll(`${path}/`, out);
+    else if (/\.(?:ts|mjs)$/.test(name) && !name.endsWith(".d.ts")) out.push(path);
+  }
+  return out;
+}
 
 layout.run();
