@@ -13,7 +13,7 @@
  * @module
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { nonNegativeInt, optionsObject } from "../../resp/shared/mod.ts";
+import { checkedOptions, nonNegativeInt } from "../../resp/shared/mod.ts";
 import { type Codec, type CodecOption, COMPRESSION, resolveCodec, type ResolvedCodec } from "./codec.ts";
 
 /** Options of {@linkcode compressed}. */
@@ -27,6 +27,8 @@ export interface CompressedOptions {
    */
   minBytes?: number;
 }
+
+const COMPRESSED_OPTIONS = Object.keys({ minBytes: true } satisfies Record<keyof CompressedOptions, true>);
 
 const encoder = new TextEncoder();
 
@@ -80,7 +82,7 @@ export function inflate(payload: Uint8Array): Uint8Array {
  * ```
  */
 export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?: CompressedOptions): Codec<T> {
-  const o = optionsObject<CompressedOptions>("create compressed codec", options ?? {});
+  const o = checkedOptions<CompressedOptions>("create compressed codec", "compressed()", options, COMPRESSED_OPTIONS);
   const minBytes = nonNegativeInt("create compressed codec", "minBytes", o.minBytes ?? 1024);
   if ((codec as { [COMPRESSION]?: unknown } | null)?.[COMPRESSION] !== undefined) {
     throw new TypeError("Cannot create compressed codec: 'codec' is already compressed()");
@@ -93,6 +95,7 @@ export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?
   }
   const resolved: ResolvedCodec = Object.freeze({
     name: `compressed ${inner.name}`,
+    id: inner.id,
     // Compressed payloads are bytes: text codecs then decode bytes too.
     binary: true,
     encode: inner.encode,
