@@ -173,20 +173,12 @@ function readHeader(text: string, raw: Uint8Array | string): Header {
     publishedAt = publishedAt * 10 + (c - ZERO);
   }
   if (text.charCodeAt(i++) !== SEMI) refuse(raw);
-  // Four windows and loadMs: 1 to 15 digits each (15 stay below 2^53: exact).
-  const numbers = [0, 0, 0, 0];
-  for (let n = 0; n < 4; n++) {
-    const start = i;
-    let value = 0;
-    for (; i - start <= 15; i++) {
-      const c = text.charCodeAt(i);
-      // NaN past the end fails both comparisons: the loop stops there too.
-      if (!(c >= ZERO && c <= NINE)) break;
-      value = value * 10 + (c - ZERO);
-    }
-    if (i === start || i - start > 15 || text.charCodeAt(i++) !== SEMI) refuse(raw);
-    numbers[n] = value;
-  }
+  // Three windows and loadMs: 1 to 15 digits each (15 stay below 2^53: exact).
+  const freshMs = decimal(text, i, raw);
+  const staleMs = decimal(text, next, raw);
+  const ifErrorMs = decimal(text, next, raw);
+  const loadMs = decimal(text, next, raw);
+  i = next;
   const idEnd = fieldEnd(text, i, MAX_TOKEN_CHARS, raw);
   const epochEnd = fieldEnd(text, idEnd + 1, MAX_TOKEN_CHARS, raw);
   const codecEnd = fieldEnd(text, epochEnd + 1, MAX_CODEC_NAME_CHARS, raw);
@@ -199,10 +191,10 @@ function readHeader(text: string, raw: Uint8Array | string): Header {
     negative: kind === N,
     compressed: kind === Z,
     publishedAt,
-    freshMs: numbers[0]!,
-    staleMs: numbers[1]!,
-    ifErrorMs: numbers[2]!,
-    loadMs: numbers[3]!,
+    freshMs,
+    staleMs,
+    ifErrorMs,
+    loadMs,
     id: text.slice(i, idEnd),
     epoch: text.slice(idEnd + 1, epochEnd),
     codec: text.slice(epochEnd + 1, codecEnd),
@@ -212,6 +204,24 @@ function readHeader(text: string, raw: Uint8Array | string): Header {
     size: raw.length,
     payloadAt: tagsEnd + 1,
   };
+}
+
+/** Where the field after the last {@linkcode decimal} starts (past its ";"). */
+let next = 0;
+
+/** The decimal field at `start`: 1 to 15 digits, then ";" (set {@linkcode next} past it); refused otherwise. */
+function decimal(text: string, start: number, raw: Uint8Array | string): number {
+  let value = 0;
+  let i = start;
+  for (; i - start <= 15; i++) {
+    const c = text.charCodeAt(i);
+    // NaN past the end fails both comparisons: the loop stops there too.
+    if (!(c >= ZERO && c <= NINE)) break;
+    value = value * 10 + (c - ZERO);
+  }
+  if (i === start || i - start > 15 || text.charCodeAt(i) !== SEMI) refuse(raw);
+  next = i + 1;
+  return value;
 }
 
 /** The `;` ending the field that starts at `start`, at most `max` characters on; refused past it. */
