@@ -330,6 +330,13 @@ export interface FillRequest {
    * (Redis refused its write): the publication failing the same way is not counted again.
    */
   readonly degraded?: boolean;
+  /**
+   * Redis cannot be reached (`onRedisDown: "local"`): this fill serves this
+   * process only. A strategy that coordinates through Redis (`lease()`)
+   * passes it on untouched; the value is not published, and is kept in this
+   * process for its windows.
+   */
+  readonly offline?: boolean;
   /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
   readonly seen: Entry | undefined;
   /**
@@ -373,6 +380,8 @@ export interface Outcome {
   readonly entry?: Entry;
   /** For a published load: the fresh window it was stored with (after the write strategies). */
   readonly freshMs?: number;
+  /** For a load Redis did not store because it refused the write or could not be reached. */
+  readonly degraded?: "redis-down" | "write-refused";
 }
 
 /** One step of the fill chain: loads (or obtains) the value for a request. */

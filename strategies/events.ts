@@ -113,4 +113,6 @@ export type CacheEventBody =
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }
   | { readonly type: "invalidate-tags"; readonly tags: readonly string[] }
-  | { readonly type: "invalidation-mode"; readonly mode: InvalidationMode; readonly reason: string };
+  | { readonly type: "invalidation-mode"; readonly mode: InvalidationMode; readonly reason: string }
+  | { readonly type: "redis-down"; readonly error: unknown }
+  | { readonly type: "redis-up"; readonly downMs: number };

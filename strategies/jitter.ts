@@ -68,7 +68,7 @@ export function jitter(options: JitterOptions): JitterStrategy {
       // Checked here, where it is drawn: a draw outside [0, 1] would reach
       // the publication as a TTL of NaN or of a window past the one asked for.
       if (!(r >= 0 && r <= 1)) {
-        throw new RangeError(`Cannot use jitter: the pipeline's 'random' must return a number in [0, 1), got ${r}`);
+        throw new RangeError(`Cannot use jitter: the pipeline's 'random' must return a number in [0, 1], got ${r}`);
       }
       // floor(r * (spread + 1)) covers every whole ms in [0, spread]; r = 1
       // (a generous injected random) is clamped rather than overshooting.

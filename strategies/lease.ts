@@ -192,6 +192,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     },
     fill(next) {
       return async function leased(req) {
+        // Redis is down and the cache serves this process alone: no lease to take.
+        if (req.offline === true) return await next({ ...req });
         const c = context();
         const key = req.keys.data;
         const started = c.now();

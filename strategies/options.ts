@@ -84,6 +84,27 @@ export interface PipelineOptions<T> {
    * A label that throws is counted in `eventErrors` and the key stands in.
    */
   label?: (identity: Identity) => string;
+  /**
+   * What a get does while Redis cannot be reached (a lost connection, a
+   * command of the cache that ran out of `commandTimeoutMs`, a client that
+   * says it is not connected). `"error"`: it fails, in bounded time, and the
+   * origin is never called for it. `"local"`: it is served from this
+   * process: a `near()` entry (stale-only, within its windows: `ifErrorMs`
+   * decides how stale), a value this process loaded and could not store, or
+   * one load per identity in this process (shared through `coalesce()`,
+   * which "local" needs, and bounded by `limit()`), returned and not stored;
+   * each is counted in `degraded`. Gets stop waiting for a dead Redis after
+   * its first failure, and read it again once the client reconnects or a
+   * probe read succeeds (one get per `probeMs`).
+   * @default {"error"}
+   */
+  onRedisDown?: "error" | "local";
+  /**
+   * With `onRedisDown: "local"`, how long after Redis failed (or a probe
+   * failed) one get reads it again to see whether it is back, in ms.
+   * @default {1000}
+   */
+  probeMs?: number;
 }
 
 /** Options of one {@linkcode Cache.get} call. */

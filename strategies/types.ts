@@ -138,4 +138,10 @@ export interface CacheResult<T> {
    * a not-found that is not cached, and for a publication refused or late.
    */
   readonly stored: boolean;
+  /**
+   * Served without Redis storing it: `"redis-down"` while Redis could not be
+   * reached (`onRedisDown: "local"`), `"write-refused"` when Redis refused
+   * the write of this call's load (OOM, READONLY, with `failOpen`); else `false`.
+   */
+  readonly degraded: false | "redis-down" | "write-refused";
 }

@@ -18,12 +18,12 @@ import {
   Invalidations,
   isDuplicable,
   isTrackingClient,
-  nearTierCoherence,
+  NearTier,
   Versions,
 } from "./coherence/mod.ts";
 import { claim, composeStrategies, type Composition } from "./composition.ts";
 import { BackgroundWork, isWriteRefusal, Publisher } from "./fill/mod.ts";
-import { accepts, KeyMemo, Reader, ServerClock, type SharedKeys, Unstored } from "./read/mod.ts";
+import { accepts, KeyMemo, Outage, Reader, ServerClock, type SharedKeys, Unstored } from "./read/mod.ts";
 import { Labels, Stats } from "./report/mod.ts";
 import { checkSettings, type Settings } from "./settings.ts";
 import { ChannelWakeups, POLLING, TrackedWakeups } from "./waits/mod.ts";
@@ -34,7 +34,7 @@ export interface Parts {
   readonly strategies: Composition;
   readonly stats: Stats;
   readonly labels: Labels | undefined;
-  readonly local: LocalTier | undefined;
+  readonly local: NearTier | undefined;
   readonly invalidations: Invalidations;
   readonly versions: Versions;
   readonly unstored: Unstored;
@@ -44,6 +44,8 @@ export interface Parts {
   readonly background: BackgroundWork;
   /** swr's soft timeout, if declared. */
   readonly fallbackAfterMs: number | undefined;
+  /** Whether Redis answers, with `onRedisDown: "local"`; undefined otherwise (a dead Redis is an error). */
+  readonly outage: Outage | undefined;
   /** The keys of `identity`, remembered (and its label, while someone listens to events). */
   keys(identity: Identity): SharedKeys;
 }
@@ -60,10 +62,22 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
   if (settings.label !== undefined) labels = new Labels(settings.label, () => stats.hookFailed());
   const emit = (event: CacheEvent) => stats.emit(event);
   const strategies = composeStrategies(given);
+  if (settings.onRedisDown === "local" && !strategies.sharesInProcess) {
+    throw new TypeError(
+      `Cannot create pipeline: onRedisDown "local" needs coalesce(), so that while Redis is down each identity ` +
+        `is loaded once in this process, not once per caller`,
+    );
+  }
 
   // The strategies attach first: what they declare shapes the rest.
   const declared = attach(strategies.strategies, settings, emit, () => built);
-  const local = declared.local;
+  const local = declared.local === undefined ? undefined : new NearTier(
+    declared.local,
+    `${namespace}:epoch`,
+    emit,
+    // Kept through a lost connection (suspect) only when the cache serves from memory while Redis is down.
+    settings.onRedisDown === "local" ? () => (redis as { connected?: boolean }).connected === false : undefined,
+  );
   const trackable = isTrackingClient(redis) && (redis as { resp?: number }).resp === 3;
   // Tracking is what lets a RESP3 cache keep its versions in memory, wake
   // lease waiters without pub/sub and keep a near tier coherent. A near
@@ -78,7 +92,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     (mode, reason) => emit({ type: "invalidation-mode", mode, reason }),
     { timeoutMs: commandTimeoutMs, now },
   );
-  if (local !== undefined) invalidations.consume(nearTierCoherence(local, `${namespace}:epoch`, emit));
+  if (local !== undefined) invalidations.consume(local);
   const degrade = (key: string, error: unknown) => {
     if (!settings.failOpen || !isWriteRefusal(error)) return false;
     emit({ type: "degraded", key, error });
@@ -95,6 +109,8 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
   });
   const clock = new ServerClock({ redis, now, commandTimeoutMs, shared: settings.defaultNow });
   const unstored = new Unstored();
+  // Another writer's change of a key retires the value kept for it.
+  invalidations.consume(unstored);
   const reader = new Reader({
     redis,
     codec: settings.codec,
@@ -132,6 +148,13 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     : new ChannelWakeups({ wakeups: settings.wakeups, redis, channel, commandTimeoutMs, now });
   const memo = new KeyMemo(namespace, Math.max(KEY_MEMO_SIZE, local?.maxEntries ?? 0));
   const built: Built = { reader, wakeups, degrade };
+  const outage = settings.onRedisDown === "error" ? undefined : new Outage({
+    redis,
+    probeMs: settings.probeMs,
+    now,
+    emit,
+    onUp: () => local?.trust(),
+  });
   for (const s of strategies.strategies) s.checkTtl?.(settings.ttlMs);
   claim(strategies.strategies);
   return {
@@ -148,6 +171,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     wakeups,
     background: new BackgroundWork(declared.maxRefreshes ?? 16, emit, settings.waitUntil),
     fallbackAfterMs: declared.fallbackAfterMs,
+    outage,
     keys(identity) {
       const keys = memo.keys(identity);
       // Labels are wanted only by someone listening to events: without one, none is computed.

@@ -29,6 +29,8 @@ export interface Composition {
   superseded(key?: string): void;
   /** Every strategy's check of a TTL. */
   checkTtl(ttlMs: number): void;
+  /** Whether a fill hook shares one fill among this process' callers (`coalesce()`, at stage `process`). */
+  readonly sharesInProcess: boolean;
 }
 
 const STAGES: readonly FillStage[] = ["caller", "process", "redis", "owner"];
@@ -59,6 +61,7 @@ export function composeStrategies(strategies: readonly Strategy[]): Composition 
     checkTtl(ttlMs) {
       for (const s of checkers) s.checkTtl!(ttlMs);
     },
+    sharesInProcess: strategies.some((s) => typeof s.fill === "function" && s.stage === "process"),
   };
 }
 

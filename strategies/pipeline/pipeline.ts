@@ -103,6 +103,7 @@ class PipelineCache<T> implements Cache<T> {
         commandTimeoutMs: s.commandTimeoutMs,
       },
       fallbackAfterMs: parts.fallbackAfterMs,
+      outage: parts.outage,
     };
     this.#gets = new Gets(this.#get);
     this.#writes = new Writes({
@@ -258,6 +259,7 @@ class PipelineCache<T> implements Cache<T> {
         p.invalidations.close(),
         p.wakeups.close?.(),
       ]);
+      p.outage?.close();
     }, timeoutMs);
     p.settings.waitUntil?.(closing.then(() => {}, () => {}));
     return closing;

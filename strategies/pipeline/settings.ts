@@ -34,6 +34,9 @@ export interface Settings {
   readonly onEvent: ((event: CacheEvent) => void) | undefined;
   readonly waitUntil: ((work: Promise<unknown>) => void) | undefined;
   readonly label: ((identity: Identity) => string) | undefined;
+  /** What a get does while Redis cannot be reached. */
+  readonly onRedisDown: "error" | "local";
+  readonly probeMs: number;
 }
 
 const WHERE = "create pipeline";
@@ -55,6 +58,8 @@ const PIPELINE_OPTIONS = Object.keys(
     onEvent: true,
     waitUntil: true,
     label: true,
+    onRedisDown: true,
+    probeMs: true,
   } satisfies Record<keyof PipelineOptions<unknown>, true>,
 );
 
@@ -73,6 +78,11 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
   const failOpen = o.failOpen ?? true;
   if (typeof failOpen !== "boolean") throw new TypeError(`Cannot create pipeline: 'failOpen' must be a boolean`);
   const codec = resolveCodec(o.codec);
+  const onRedisDown = o.onRedisDown ?? "error";
+  if (onRedisDown !== "error" && onRedisDown !== "local") {
+    throw new TypeError(`Cannot create pipeline: 'onRedisDown' must be "error" or "local", got ${show(onRedisDown)}`);
+  }
+  const probeMs = positiveInt(WHERE, "probeMs", o.probeMs ?? 1000);
   const wakeups = o.wakeups ?? "auto";
   if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
     throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
@@ -96,6 +106,8 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
       ? undefined
       : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil),
     label: o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label),
+    onRedisDown,
+    probeMs,
   };
 }
 

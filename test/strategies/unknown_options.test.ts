@@ -137,7 +137,7 @@ Unknown("a signal, a clock and a random source are checked where they are given,
   await rejects(
     () => jittered.get("k", () => "v"),
     RangeError,
-    "Cannot use jitter: the pipeline's 'random' must return a number in [0, 1), got 7",
+    "Cannot use jitter: the pipeline's 'random' must return a number in [0, 1], got 7",
   );
   await jittered.close();
 });

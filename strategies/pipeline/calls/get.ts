@@ -11,6 +11,7 @@
  * @module
  */
 import { func, getChannel, race, type RaceGroup, traced } from "../../../resp/shared/mod.ts";
+import { ClosedError } from "../../errors.ts";
 import type { Entry, FillRequest, Verdict } from "../../contract.ts";
 import type { Identity, Keys, Loader } from "../../types.ts";
 import type { Invalidations } from "../coherence/mod.ts";
@@ -23,7 +24,7 @@ import {
   LoaderChoices,
   type Publisher,
 } from "../fill/mod.ts";
-import type { Reader, SharedKeys } from "../read/mod.ts";
+import type { Outage, Reader, SharedKeys } from "../read/mod.ts";
 import { ResultReport, type Stats } from "../report/mod.ts";
 import { type CallOptions, callOptions, defaultOptions, GET_OPTIONS } from "./call_options.ts";
 import { CallDeadline, isDeadline } from "./deadline.ts";
@@ -54,6 +55,8 @@ export interface GetParts {
   readonly choices: ChoiceContext;
   /** How long a caller whose miss has a fallback waits before it gets it (swr's soft timeout), if declared. */
   readonly fallbackAfterMs: number | undefined;
+  /** Whether Redis answers (`onRedisDown: "local"`); undefined: a dead Redis is an error. */
+  readonly outage: Outage | undefined;
 }
 
 /** The fill request of one call, or of a background refresh. */
@@ -61,6 +64,8 @@ export interface RequestState {
   readonly signal: AbortSignal;
   readonly background: boolean;
   readonly seen: Entry | undefined;
+  /** Redis cannot be reached: the load serves this process only. */
+  readonly offline?: boolean;
 }
 
 /** Serves the gets of one cache. */
@@ -143,6 +148,12 @@ export class Gets {
     const startedAt = call.timeoutMs === undefined ? 0 : performance.now();
     let deadline: CallDeadline | undefined;
     try {
+      const outage = p.outage;
+      // Redis cannot be reached, and this get is not the one that probes it:
+      // served from this process at once (onRedisDown "local").
+      if (outage !== undefined && outage.access(key) === "skip") {
+        return await this.#local(method, keys, identity, loader, call, startedAt, undefined, report);
+      }
       const waiting = p.invalidations.whenReady();
       if (waiting !== undefined) await waiting;
       const bounded = call.signal === undefined &&
@@ -152,7 +163,14 @@ export class Gets {
       }
       // The near tier again (the fast path above needs tracking on), then Redis.
       const near = p.near ? p.reader.near(key) : undefined;
-      const entry = near ?? await p.reader.shared(keys, deadline?.signal);
+      let entry: Entry | undefined;
+      try {
+        entry = near ?? await p.reader.shared(keys, deadline?.signal);
+      } catch (error) {
+        if (outage === undefined || !outage.failed(key, error)) throw error;
+        return await this.#local(method, keys, identity, loader, call, startedAt, undefined, report);
+      }
+      outage?.answered(key);
       const verdict = p.strategies.judge(entry);
       // A hit's value is returned as is: an await of it would cost one more turn.
       if (verdict.kind !== "miss") {
@@ -160,17 +178,24 @@ export class Gets {
       }
       // 3. A miss: the fill chain, down to the origin.
       deadline ??= new CallDeadline(key, method, call.signal, call.timeoutMs, startedAt, p.lifecycle.running);
-      return await this.#fill(
-        keys,
-        identity,
-        loader,
-        call,
-        deadline,
-        entry,
-        verdict.fallback,
-        near !== undefined,
-        report,
-      );
+      try {
+        return await this.#fill(
+          keys,
+          identity,
+          loader,
+          call,
+          deadline,
+          entry,
+          verdict.fallback,
+          near !== undefined,
+          report,
+        );
+      } catch (error) {
+        // Redis died while this get waited for a lease or loaded: the same
+        // path as a get that found it dead (the entry read, if any, first).
+        if (outage === undefined || !outage.failed(key, error)) throw error;
+        return await this.#local(method, keys, identity, loader, call, startedAt, entry, report);
+      }
     } catch (error) {
       if (deadline !== undefined && error === deadline.timedOut) {
         p.stats.emit({ type: "timeout", key, waitedMs: call.timeoutMs! });
@@ -179,6 +204,48 @@ export class Gets {
     } finally {
       deadline?.dispose();
       p.lifecycle.leave();
+    }
+  }
+
+  // 2'. Redis cannot be reached (onRedisDown "local"): the get is served
+  // from this process and nothing is stored. What it holds for the key (the
+  // entry just read, a near entry kept through the outage, a value it loaded
+  // and could not store) while that is inside its windows, counted stale;
+  // else one load per identity in this process (coalesce() shares it, limit()
+  // bounds it, lease() steps aside), kept for its windows.
+  async #local(
+    method: string,
+    keys: SharedKeys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallOptions,
+    startedAt: number,
+    seen: Entry | undefined,
+    report: ResultReport | undefined,
+  ): Promise<unknown> {
+    const p = this.#p;
+    const key = keys.data;
+    const held = seen !== undefined && seen.pttl > 0 ? { entry: seen, near: false } : p.reader.local(key);
+    p.stats.emit({ type: "degraded", key, error: p.outage!.reason(key) });
+    if (held !== undefined) {
+      p.stats.served(key, true, held.near);
+      report?.served(held.entry, held.near, true);
+      if (report !== undefined) report.degraded = "redis-down";
+      return held.entry.value;
+    }
+    if (p.lifecycle.ended) throw new ClosedError(method);
+    p.stats.mark("miss", key);
+    const deadline = new CallDeadline(key, method, call.signal, call.timeoutMs, startedAt, p.lifecycle.running);
+    try {
+      const signal = deadline.signal;
+      const fill = p.strategies.fill(
+        this.request(keys, identity, loader, call, { signal, background: false, seen: undefined, offline: true }),
+      );
+      const outcome = await race(p.background.track(fill), signal);
+      report?.filled(outcome);
+      return outcome.value;
+    } finally {
+      deadline.dispose();
     }
   }
 
@@ -218,6 +285,8 @@ export class Gets {
   ): Promise<unknown> {
     const p = this.#p;
     const key = keys.data;
+    // A close() ran out of time while this get was reading: it loads nothing.
+    if (p.lifecycle.ended) throw new ClosedError(report === undefined ? "get" : "getEntry");
     p.stats.mark("miss", key);
     const signal = deadline.signal;
     try {
@@ -263,7 +332,7 @@ export class Gets {
     const p = this.#p;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
     return chained(fields, (req) => {
-      const choices = new LoaderChoices(p.choices, 1);
+      const choices = new LoaderChoices(p.choices, 1, req.offline === true);
       const origin = async () => {
         try {
           return await loader(choices.loaderContext(req.signal, req.identity));
@@ -309,9 +378,20 @@ export class Gets {
   async peek(identity: Identity): Promise<unknown> {
     const p = this.#p;
     const keys = p.keys(identity);
+    const key = keys.data;
+    const outage = p.outage;
+    // Redis cannot be reached (onRedisDown "local"): what this process holds, if anything.
+    if (outage !== undefined && outage.access(key) === "skip") return p.reader.local(key)?.entry.value;
     const waiting = p.invalidations.whenReady();
     if (waiting !== undefined) await waiting;
-    const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await p.reader.shared(keys, undefined);
+    let entry: Entry | undefined;
+    try {
+      entry = (p.near ? p.reader.near(key) : undefined) ?? await p.reader.shared(keys, undefined);
+    } catch (error) {
+      if (outage === undefined || !outage.failed(key, error)) throw error;
+      return p.reader.local(key)?.entry.value;
+    }
+    outage?.answered(key);
     p.stats.mark("peek", keys.data);
     return entry !== undefined && p.strategies.judge(entry).kind !== "miss" ? entry.value : undefined;
   }
@@ -336,6 +416,7 @@ export class Gets {
     const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await group.race(p.reader.shared(keys, undefined));
     const kind = p.strategies.judge(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
+    if (p.lifecycle.ended) throw new ClosedError("warm");
     let ran = false;
     const own: Loader<unknown> = (ctx) => {
       ran = true;

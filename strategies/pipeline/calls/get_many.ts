@@ -20,9 +20,10 @@ import { onAbort, type RaceGroup, raceGroup } from "../../../resp/shared/mod.ts"
 import type { LoadMany } from "../../cache.ts";
 import type { Entry, FillRequest, Outcome } from "../../contract.ts";
 import type { Identity } from "../../types.ts";
+import { ClosedError } from "../../errors.ts";
 import { chained, LoaderChoices, runBatchOrigin } from "../fill/mod.ts";
 import type { SharedKeys } from "../read/mod.ts";
-import { isDeadline } from "./deadline.ts";
+import { CallDeadline, isDeadline } from "./deadline.ts";
 import { FALLBACK, fallbackRace } from "./fallback_timer.ts";
 import { countServed, type GetParts } from "./get.ts";
 
@@ -40,6 +41,22 @@ export interface BatchCall {
 interface Item {
   readonly identity: Identity;
   readonly keys: SharedKeys;
+}
+
+/** What the read phase found for one identity: an entry, or that its server could not be reached. */
+interface ItemRead {
+  readonly entry: Entry | undefined;
+  readonly near: boolean;
+  /** Its server cannot be reached (onRedisDown "local"): served from this process. */
+  readonly down: boolean;
+}
+
+/** An identity to fill: what was seen of it, its stale-if-error fallback, and whether Redis is left out. */
+interface Missing {
+  readonly item: Item;
+  readonly seen: Entry | undefined;
+  readonly fallback: Entry | undefined;
+  readonly offline: boolean;
 }
 
 /** The values of `call.identities`, aligned. */
@@ -72,17 +89,41 @@ async function fillBatch(
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
   // Each joins a read of its key already in flight in this process, if any.
-  const reads = await Promise.all(items.map(async (item) => {
-    const near = core.near ? core.reader.near(item.keys.data) : undefined;
-    return { entry: near ?? await group.race(core.reader.shared(item.keys, undefined)), near: near !== undefined };
+  // With onRedisDown "local", an identity whose server cannot be reached is
+  // read from this process instead (and loaded offline if it holds none).
+  const outage = core.outage;
+  const reads = await Promise.all(items.map(async (item): Promise<ItemRead> => {
+    const key = item.keys.data;
+    if (outage !== undefined && outage.access(key) === "skip") return { entry: undefined, near: false, down: true };
+    const near = core.near ? core.reader.near(key) : undefined;
+    try {
+      const entry = near ?? await group.race(core.reader.shared(item.keys, undefined));
+      outage?.answered(key);
+      return { entry, near: near !== undefined, down: false };
+    } catch (error) {
+      if (outage === undefined || !outage.failed(key, error)) throw error;
+      return { entry: undefined, near: false, down: true };
+    }
   }));
   const values = new Map<string, unknown>();
-  const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
+  const missing: Missing[] = [];
   const stale: Item[] = [];
   const early: Item[] = [];
   items.forEach((item, i) => {
-    const { entry, near } = reads[i]!;
+    const { entry, near, down } = reads[i]!;
     const key = item.keys.data;
+    if (down) {
+      core.stats.emit({ type: "degraded", key, error: outage!.reason(key) });
+      const held = core.reader.local(key);
+      if (held !== undefined) {
+        core.stats.served(key, true, held.near);
+        values.set(key, held.entry.value);
+      } else {
+        core.stats.mark("miss", key);
+        missing.push({ item, seen: undefined, fallback: undefined, offline: true });
+      }
+      return;
+    }
     const verdict = core.strategies.judge(entry);
     if (verdict.kind !== "miss") {
       countServed(core, key, verdict.kind === "stale", near);
@@ -92,7 +133,7 @@ async function fillBatch(
       return;
     }
     core.stats.mark("miss", key);
-    missing.push({ item, seen: entry, fallback: verdict.fallback });
+    missing.push({ item, seen: entry, fallback: verdict.fallback, offline: false });
   });
   if (!call.closing()) {
     refresh(core, call, stale, reads, items, false);
@@ -100,6 +141,8 @@ async function fillBatch(
   }
   if (missing.length > 0) {
     if (call.signal.aborted) throw call.signal.reason;
+    // A close() ran out of time while this batch was reading: it loads nothing.
+    if (core.lifecycle.ended) throw new ClosedError("getMany");
     const fills = new Batch(core, call, false).fill(missing);
     // swr's soft timeout, per identity that has an old value to serve.
     const soft = core.fallbackAfterMs;
@@ -138,13 +181,26 @@ function refresh(
   if (due.length === 0) return;
   const byKey = new Map(due.map((item) => [item.keys.data, item]));
   core.background.refreshMany([...byKey.keys()], async (claimed) => {
-    const fills = new Batch(core, call, true).fill(claimed.map((key) => {
-      const item = byKey.get(key)!;
-      return { item, seen: reads[items.indexOf(item)]!.entry };
-    }));
-    const results = await Promise.allSettled(fills);
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    // Background refreshes belong to the cache: only a close() whose time ran out aborts them.
+    const deadline = new CallDeadline(
+      `${claimed.length} identities`,
+      "refresh",
+      undefined,
+      undefined,
+      0,
+      core.lifecycle.running,
+    );
+    try {
+      const fills = new Batch(core, { ...call, signal: deadline.signal }, true).fill(claimed.map((key) => {
+        const item = byKey.get(key)!;
+        return { item, seen: reads[items.indexOf(item)]!.entry };
+      }));
+      const results = await Promise.allSettled(fills);
+      const failed = results.find((r) => r.status === "rejected");
+      if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    } finally {
+      deadline.dispose();
+    }
   }, early);
 }
 
@@ -152,6 +208,8 @@ type State = "running" | "arrived" | "waiting" | "loading" | "settled";
 
 interface Slot {
   readonly item: Item;
+  /** Loaded for this process alone: its server cannot be reached. */
+  readonly offline: boolean;
   state: State;
   req: FillRequest | undefined;
   resolve: ((outcome: Outcome) => void) | undefined;
@@ -179,9 +237,10 @@ class Batch {
    * only in-process ones like coalesce()) must find the others still on
    * their way, or its wave would leave alone.
    */
-  fill(pending: readonly { item: Item; seen: Entry | undefined }[]): Promise<Outcome>[] {
-    const slots = pending.map(({ item }): Slot => ({
+  fill(pending: readonly { item: Item; seen: Entry | undefined; offline?: boolean }[]): Promise<Outcome>[] {
+    const slots = pending.map(({ item, offline }): Slot => ({
       item,
+      offline: offline === true,
       state: "running",
       req: undefined,
       resolve: undefined,
@@ -198,10 +257,11 @@ class Batch {
       identity: slot.item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#background ? new AbortController().signal : this.#call.signal,
+      signal: this.#call.signal,
       background: this.#background,
       seen,
       waiting: () => this.#move(slot, "waiting"),
+      ...(slot.offline ? { offline: true } : {}),
     };
     const req = chained(fields, (arrived) =>
       new Promise<Outcome>((resolve, reject) => {
@@ -270,10 +330,12 @@ class Batch {
     try {
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
-      const stamp = await core.publisher.stamp(this.#call.tags);
+      const stamp = wave.every((slot) => slot.offline)
+        ? core.publisher.stampOffline(this.#call.tags)
+        : await core.publisher.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
-      const choices = new LoaderChoices(core.choices, wave.length);
+      const choices = new LoaderChoices(core.choices, wave.length, wave.every((slot) => slot.offline));
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {

@@ -15,6 +15,12 @@ export class Lifecycle {
   closing: Promise<void> | undefined;
   #active = 0;
   #idle: (() => void) | undefined;
+  /**
+   * Set once a close() ran out of its `timeoutMs`: a call still reading then
+   * (it has no deadline of its own yet: a hit never builds one) starts no
+   * load, and rejects with a `ClosedError` once its read returns.
+   */
+  ended = false;
   /** The deadlines of the calls waiting now (a miss's fill, a batch, a warm). */
   readonly running: Set<CallDeadline> = new Set();
 
@@ -62,6 +68,7 @@ export class Lifecycle {
       if (timeoutMs === undefined || !(await outlasts(settled, timeoutMs))) {
         await settled;
       } else {
+        this.ended = true;
         for (const deadline of [...this.running]) deadline.close();
         // A turn for the callers just ended to leave before what they held is released.
         await new Promise<void>((resolve) => setImmediate(resolve));

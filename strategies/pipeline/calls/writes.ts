@@ -9,9 +9,8 @@
  * @module
  */
 import { timeoutOptions } from "../../../resp/shared/mod.ts";
-import type { LocalTier } from "../../contract.ts";
 import type { Identity, Keys } from "../../types.ts";
-import { dropNearTier, type Invalidations, type Versions } from "../coherence/mod.ts";
+import type { Invalidations, NearTier, Versions } from "../coherence/mod.ts";
 import type { Composition } from "../composition.ts";
 import { checkTags, type Publisher } from "../fill/mod.ts";
 import type { Reader, SharedKeys, Unstored } from "../read/mod.ts";
@@ -31,7 +30,7 @@ export interface WriteParts {
   readonly reader: Reader;
   readonly strategies: Composition;
   readonly stats: Stats;
-  readonly local: LocalTier | undefined;
+  readonly local: NearTier | undefined;
 }
 
 /** The writes of one cache. */
@@ -85,7 +84,7 @@ export class Writes {
     p.unstored.clear();
     this.#forget(undefined);
     // This process' near tier goes now; others' when Redis invalidates the epoch.
-    if (p.local !== undefined) dropNearTier(p.local, (event) => p.stats.emit(event));
+    p.local?.drop();
     p.stats.emit({ type: "clear", epoch });
   }
 

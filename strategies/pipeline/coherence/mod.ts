@@ -19,5 +19,5 @@ export {
   type InvalidationSource,
   isDuplicable,
 } from "./invalidation_messages.ts";
-export { dropNearTier, nearTierCoherence } from "./near_tier.ts";
+export { NearTier } from "./near_tier.ts";
 export { type Stamp, token, Versions, type VersionsContext } from "./versions.ts";

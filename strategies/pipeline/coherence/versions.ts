@@ -106,6 +106,19 @@ export class Versions implements InvalidationConsumer {
     }));
   }
 
+  /**
+   * What a load that starts while Redis cannot be reached is kept with: the
+   * known tokens, without I/O; an unknown one is a token of its own that
+   * matches nothing (the value serves this process only, and never stands
+   * in for an entry once Redis is back).
+   */
+  stampOffline(tags: readonly string[]): Stamp {
+    return {
+      epoch: this.#known.get(this.epochKey) ?? token(),
+      tagVersions: tags.map((tag) => this.#known.get(this.#tagPrefix + tag) ?? token()),
+    };
+  }
+
   /** What a load that starts now publishes with. */
   async stamp(tags: readonly string[]): Promise<Stamp> {
     const [epoch, tagVersions] = await Promise.all([this.epoch(), tags.length === 0 ? [] : this.tagVersions(tags)]);

@@ -53,8 +53,15 @@ export class LoaderChoices {
   readonly #cache: ChoiceContext;
   readonly items: ValueChoice[];
   #settled = false;
+  readonly #offline: boolean;
 
-  constructor(context: ChoiceContext, count: number) {
+  /**
+   * @param context what the choices check against.
+   * @param count how many values the origin call loads.
+   * @param offline Redis cannot be reached: tag versions are the known ones, never read.
+   */
+  constructor(context: ChoiceContext, count: number, offline = false) {
+    this.#offline = offline;
     this.#cache = context;
     this.items = Array.from({ length: count }, () => new ValueChoice());
   }
@@ -92,6 +99,8 @@ export class LoaderChoices {
     const c = this.#cache;
     const known = c.versions.knownTag(tag);
     if (known !== undefined) return known;
+    // Nothing to read while Redis is down: a version of its own, matching nothing once it is back.
+    if (this.#offline) return token();
     const key = c.versions.tagKey(tag);
     const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
     const now = await c.redis.send(["GET", key], options);

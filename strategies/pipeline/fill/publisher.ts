@@ -86,6 +86,11 @@ export class Publisher {
     return this.#cache.versions.stamp(tags);
   }
 
+  /** The same, for a load that starts while Redis cannot be reached: the known versions, without I/O. */
+  stampOffline(tags: readonly string[]): Stamp {
+    return this.#cache.versions.stampOffline(tags);
+  }
+
   /**
    * The innermost fill step of a `get`: the origin called through `load`
    * (the strategies' load hooks around `loader`), then the publication.
@@ -100,7 +105,7 @@ export class Publisher {
     const key = req.keys.data;
     // Before the origin is called: a clear() or invalidateTags() landing
     // while it runs must leave this load's value a miss.
-    const stamp = await c.versions.stamp(req.tags);
+    const stamp = req.offline === true ? c.versions.stampOffline(req.tags) : await c.versions.stamp(req.tags);
     // A load starts when the origin is called, past the load hooks: one
     // limit() sheds is not a load (nor a load error).
     let started: number | undefined;
@@ -167,7 +172,8 @@ export class Publisher {
     // A request that could not take its lease because Redis refuses writes
     // publishes nothing: once Redis accepts writes again, an unguarded SET
     // could land over a newer value another process published under its lease.
-    if (req.degraded === true) return this.#unstored(key, value, stored, started);
+    if (req.offline === true) return this.#unstored(key, value, stored, started, "redis-down");
+    if (req.degraded === true) return this.#unstored(key, value, stored, started, "write-refused");
     const timeoutMs = this.#deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
@@ -180,7 +186,7 @@ export class Publisher {
       accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs, started);
     } catch (error) {
       if (!this.#cache.degrade(key, error)) throw error;
-      return this.#unstored(key, value, stored, started);
+      return this.#unstored(key, value, stored, started, "write-refused");
     }
     if (accepted) {
       c.unstored?.stored(key, started);
@@ -225,7 +231,13 @@ export class Publisher {
   // Kept for twice its physical window: an older entry published after it
   // (its load began under a lease taken before writes were refused) lives
   // that long at most unless its lease is renewed.
-  #unstored(key: string, value: unknown, stored: Stored, started: number): Outcome {
+  #unstored(
+    key: string,
+    value: unknown,
+    stored: Stored,
+    started: number,
+    degraded: "redis-down" | "write-refused",
+  ): Outcome {
     const u = this.#cache.unstored;
     const clock = this.#cache.clock;
     const serverNow = clock?.at(key);
@@ -238,7 +250,7 @@ export class Publisher {
       const now = this.#cache.now();
       u.keep(key, entry, now + 2 * stored.px, now, started);
     }
-    return { from: "origin", value, published: false };
+    return { from: "origin", value, published: false, degraded };
   }
 
   #deadline(stored: Stored): number {

@@ -12,10 +12,10 @@ import { race, replyText, timeoutOptions } from "../../../resp/shared/mod.ts";
 import { isRedisReplyError } from "../../../resp/errors.ts";
 import type { Arg, RedisLike, Reply, SendOptions } from "../../../resp/types.ts";
 import type { ResolvedCodec } from "../../codec/mod.ts";
-import type { Entry, LocalTier, ReadResult, StoredEntry } from "../../contract.ts";
+import type { Entry, ReadResult, StoredEntry } from "../../contract.ts";
 import type { CacheEvent } from "../../events.ts";
 import type { Keys } from "../../types.ts";
-import type { Invalidations, Marker, Versions } from "../coherence/mod.ts";
+import type { Invalidations, Marker, NearTier, Versions } from "../coherence/mod.ts";
 import type { ServerClock } from "./clock.ts";
 import { decodeStored, type EnvelopeCodec } from "./envelope.ts";
 import type { Unstored } from "./unstored.ts";
@@ -29,7 +29,7 @@ export interface ReaderParts {
   readonly invalidations: Invalidations;
   readonly versions: Versions;
   /** The near tier, if the pipeline has one. */
-  readonly local: LocalTier | undefined;
+  readonly local: NearTier | undefined;
   /** The local monotonic clock (the cache's `now`). */
   readonly now: () => number;
   /** Values this process served but Redis refused to store: they stand in for older stored entries. */
@@ -143,7 +143,12 @@ export class Reader {
       if (kept === undefined) return undefined;
       stored = kept;
     }
-    const serverNow = p.clock.at(key);
+    return this.#aged(key, stored);
+  }
+
+  // The entry's windows against the server clock estimate now.
+  #aged(key: string, stored: StoredEntry): Entry | undefined {
+    const serverNow = this.#p.clock.at(key);
     if (serverNow === undefined) return undefined;
     const age = serverNow - stored.publishedAt;
     const pttl = stored.freshMs + stored.staleMs + stored.ifErrorMs - age;
@@ -176,6 +181,20 @@ export class Reader {
     const entry = current ? this.age(key, stored) : undefined;
     if (entry === undefined) local.delete(key);
     return entry;
+  }
+
+  /**
+   * What this process holds for `key` while Redis cannot be reached: its
+   * near entry (kept through the outage or not) or the value it loaded and
+   * could not store, aged now; `undefined` when it holds none, or one past
+   * its windows. Versions cannot be read meanwhile: they are not checked.
+   */
+  local(key: string): { readonly entry: Entry; readonly near: boolean } | undefined {
+    const p = this.#p;
+    const near = p.local?.getEvenSuspect(key);
+    const stored = near ?? p.unstored.kept(key, p.now(), false);
+    const entry = stored === undefined ? undefined : this.#aged(key, stored);
+    return entry === undefined ? undefined : { entry, near: near !== undefined };
   }
 
   /**
@@ -238,7 +257,13 @@ export class Reader {
     // Callers that start from here on read anew: this read's reply is in.
     if (slot !== undefined) slot.reading = undefined;
     if (out !== undefined) out.extra = x;
-    const stored = raw === null ? undefined : this.#decode(key, raw);
+    // Nothing stored: a value this process loaded and Redis refused to store
+    // stands in while no change of its key went unheard.
+    const stored = raw !== null
+      ? this.#decode(key, raw)
+      : p.unstored.size > 0 && p.invalidations.active
+      ? p.unstored.kept(key, p.now(), true)
+      : undefined;
     if (stored === undefined) {
       p.invalidations.end(marker);
       return undefined;

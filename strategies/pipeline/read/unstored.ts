@@ -26,6 +26,7 @@
  * @module
  */
 import type { StoredEntry } from "../../contract.ts";
+import type { InvalidationConsumer } from "../coherence/mod.ts";
 
 const MAX_KEPT = 10_000;
 /**
@@ -48,11 +49,14 @@ interface Kept {
   readonly began: number;
   /** When it goes, on the local monotonic clock. */
   readonly until: number;
+  /** The cache's count of resets when it was kept: a reset since, and its key may have changed unheard. */
+  readonly generation: number;
 }
 
 /** The unstored values of one cache, by data key. */
-export class Unstored {
+export class Unstored implements InvalidationConsumer {
   readonly #kept = new Map<string, Kept>();
+  #generation = 0;
 
   /** How many values are kept (0 costs a read nothing). */
   get size(): number {
@@ -76,7 +80,7 @@ export class Unstored {
     this.#kept.delete(key);
     // Bounded: the oldest goes first.
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);
-    this.#kept.set(key, { entry, until, began });
+    this.#kept.set(key, { entry, until, began, generation: this.#generation });
   }
 
   /**
@@ -104,6 +108,35 @@ export class Unstored {
     // by a real one) is not served; nor is the older entry, which would move
     // back. A miss: a load decides, and its value retires this one.
     return current(kept.entry) === true ? kept.entry : undefined;
+  }
+
+  /**
+   * The value kept for `key`, while it lasts (its deadline, on the local
+   * clock now `now`): what a get is served when Redis cannot be reached, or
+   * (`heard`) has no entry for the key because it refused the write. In the
+   * second case only while every change of the key since was heard (no
+   * reset since it was kept): another process' `invalidate()` of it is then
+   * an invalidation that retired it.
+   */
+  kept(key: string, now: number, heard: boolean): StoredEntry | undefined {
+    const kept = this.#kept.get(key);
+    if (kept === undefined) return undefined;
+    if (now >= kept.until) {
+      this.#kept.delete(key);
+      return undefined;
+    }
+    return heard && kept.generation !== this.#generation ? undefined : kept.entry;
+  }
+
+  /** Another writer changed these keys: what is kept for them is older. */
+  invalidate(keys: readonly string[]): void {
+    if (this.#kept.size === 0) return;
+    for (const key of keys) this.#kept.delete(key);
+  }
+
+  /** Anything may have changed unheard: kept values no longer stand in for a missing entry. */
+  reset(): void {
+    this.#generation++;
   }
 
   /**

@@ -16,6 +16,7 @@ export class ResultReport {
   ageMs = 0;
   freshForMs = 0;
   stored = false;
+  degraded: CacheResult<unknown>["degraded"] = false;
 
   /** A judged entry was served (a hit, a stale hit, or a stale-if-error fallback). */
   served(entry: Entry, near: boolean, stale: boolean): void {
@@ -40,6 +41,7 @@ export class ResultReport {
       this.stored = outcome.published;
     }
     this.stale = false;
+    this.degraded = outcome.degraded ?? false;
   }
 
   /** The result of the call, with its value. */
@@ -51,6 +53,7 @@ export class ResultReport {
       ageMs: this.ageMs,
       freshForMs: this.freshForMs,
       stored: this.stored,
+      degraded: this.degraded,
     };
   }
 }

@@ -173,6 +173,26 @@ Life(
   },
 );
 
+Life(
+  "close({ timeoutMs }) that runs out while a get still reads: the get loads nothing and rejects with ClosedError",
+  async () => {
+    const { redis, hold } = recorded();
+    const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: db.ns() }, lease({ leaseMs: 60_000 }));
+    // The epoch and the clock are read first, so the held command is the get's own GET.
+    assert.is(await cache.get("warm", () => "v"), "v");
+    const held = hold("GET");
+    const o = origin(() => "loaded after close");
+    const reading = cache.get("k", o.load);
+    reading.catch(() => {});
+    await held.reached;
+    await cache.close({ timeoutMs: 20 });
+    held.open();
+    await rejects(() => reading, ClosedError, "Cannot get: the cache is closed");
+    assert.is(o.calls, 0, "a load started after close() resolved");
+    assert.is(await db.redis.send(["EXISTS", cache.keys("k").lease]), 0, "a lease was taken after close() resolved");
+  },
+);
+
 Life("close({ timeoutMs }) refuses a bad bound, naming it", async () => {
   const cache = pipeline<string>({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
   await rejects(

@@ -1,0 +1,254 @@
+/**
+ * `onRedisDown: "local"`: while Redis cannot be reached, a get is served
+ * from this process (a near entry kept through the outage, a value loaded
+ * and kept, or one coalesced load per identity), nothing is stored, and no
+ * get after the first failure waits for the dead server; back up, gets read
+ * Redis again and what was loaded meanwhile never overwrites a newer value.
+ * And in either mode a value Redis refused to store serves this process'
+ * gets of its identity instead of a load per get.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { connect, type RedisClient } from "../../../resp/client.ts";
+import type { Arg, SendOptions } from "../../../resp/types.ts";
+import { coalesce } from "../../../strategies/coalesce.ts";
+import { lease } from "../../../strategies/lease.ts";
+import { near } from "../../../strategies/near.ts";
+import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import { cacheStatus } from "../../../strategies/pipeline/report/cache_status.ts";
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { startRedis } from "../../support/redis-server.ts";
+import { events, origin } from "../../support/strategies.ts";
+import { barrier, until } from "../../support/wait.ts";
+
+const Down = suite("onRedisDown");
+const db = useRedis(Down, { prefix: "down" });
+
+/** A real client, counting the commands sent through it (to see that skipped gets send none). */
+function counted(redis: RedisClient) {
+  const c = {
+    sent: 0,
+    get connected() {
+      return redis.connected;
+    },
+    send(args: readonly Arg[], options?: SendOptions) {
+      c.sent++;
+      return redis.send(args, options);
+    },
+  };
+  return c;
+}
+
+Down("'local' needs coalesce(), and onRedisDown and probeMs are checked", async () => {
+  await rejects(
+    () => pipeline({ redis: db.redis, ttlMs: 1000, onRedisDown: "local" }, lease()),
+    TypeError,
+    `Cannot create pipeline: onRedisDown "local" needs coalesce(), so that while Redis is down each identity is loaded once in this process, not once per caller`,
+  );
+  await rejects(
+    () => pipeline({ redis: db.redis, ttlMs: 1000, onRedisDown: "fallback" as never }, coalesce()),
+    TypeError,
+    `Cannot create pipeline: 'onRedisDown' must be "error" or "local", got "fallback"`,
+  );
+  await rejects(
+    () => pipeline({ redis: db.redis, ttlMs: 1000, probeMs: 0 }, coalesce()),
+    RangeError,
+    "Cannot create pipeline: 'probeMs' must be a positive integer, got 0",
+  );
+});
+
+Down(
+  "Redis killed: gets are served from this process, one load per identity, nothing stored, no get waits",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const wire = counted(redis);
+    const ev = events();
+    const cache = pipeline<string>(
+      { redis: wire as never, ttlMs: 60_000, namespace: "d", onRedisDown: "local", onEvent: ev.onEvent },
+      coalesce(),
+      lease(),
+    );
+    try {
+      assert.is(await cache.get("before", () => "stored"), "stored");
+      await server.kill();
+      // The first get finds Redis gone, and is served anyway.
+      const o = origin((n) => `local ${n}`);
+      const first = await cache.getEntry("k", o.load);
+      assert.equal([first.value, first.source, first.stored, first.degraded], [
+        "local 1",
+        "origin",
+        false,
+        "redis-down",
+      ]);
+      assert.is(cacheStatus(first), "herdless; fwd=miss; detail=redis-down");
+      await ev.reach("redis-down", 1);
+      // From then on no get waits for Redis: 50 at once send nothing, and the value loaded is served again.
+      const sentBefore = wire.sent;
+      const gate = barrier(50);
+      const values = await Promise.all(Array.from({ length: 50 }, async () => {
+        await gate.arrive();
+        return cache.get("k", o.load);
+      }));
+      assert.equal(new Set(values), new Set(["local 1"]));
+      assert.is(o.calls, 1, "origin calls for k while Redis is down");
+      // A cold identity: 20 concurrent callers, one load (coalesce()).
+      const cold = origin(() => "cold");
+      const cgate = barrier(20);
+      await Promise.all(Array.from({ length: 20 }, async () => {
+        await cgate.arrive();
+        return cache.get("cold", cold.load);
+      }));
+      assert.is(cold.calls, 1, "origin calls for a cold identity");
+      assert.is(wire.sent, sentBefore, "a get sent a command to a dead Redis");
+      // Every get served without Redis is counted: the first, the 50, the 20.
+      assert.is(cache.stats().degraded, 71);
+      assert.equal(ev.seen.filter((e) => e.type === "redis-down").length, 1);
+      // Back up. Through a client that tells nothing of its connection (this
+      // counting wrapper, an adapter), a get probes Redis once per probeMs and
+      // finds it answering; gets read Redis again; nothing loaded while down was stored.
+      await server.restart();
+      await until(async () => (await cache.get("k", o.load), ev.count("redis-up") > 0), 5_000, 50);
+      assert.is(await redis.send(["EXISTS", cache.keys("cold").data]), 0, "a value loaded while down was stored");
+      await redis.send(["FLUSHALL"]);
+      const after = origin(() => "fresh from the origin");
+      assert.is(await cache.get("k", after.load), "fresh from the origin");
+      assert.is(after.calls, 1);
+      const up = ev.seen.find((e) => e.type === "redis-up");
+      assert.ok(up !== undefined && up.type === "redis-up" && up.downMs >= 0);
+    } finally {
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down("a near entry is kept through the outage and served stale, then dropped when Redis is back", async () => {
+  const server = await startRedis();
+  const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+  const ev = events();
+  const cache = pipeline<string>(
+    { redis, ttlMs: 60_000, namespace: "n", onRedisDown: "local", onEvent: ev.onEvent },
+    near(),
+    coalesce(),
+    lease(),
+  );
+  try {
+    assert.is(await cache.get("k", () => "v1"), "v1");
+    assert.is(await cache.get("k", () => "v1"), "v1");
+    const nearHits = cache.stats().nearHits;
+    const lost = new Promise<void>((resolve) => {
+      const stop = redis.onEvent((e) => e.type === "disconnect" && (stop(), resolve()));
+    });
+    await server.kill();
+    // The client has seen the connection go: until then a near hit is a plain hit.
+    await lost;
+    const o = origin(() => "should not load");
+    const served = await cache.getEntry("k", o.load);
+    assert.equal([served.value, served.source, served.stale, served.degraded], ["v1", "near", true, "redis-down"]);
+    assert.is(o.calls, 0, "the origin was called for an entry held near");
+    assert.ok(cache.stats().nearHits > nearHits);
+    await server.restart();
+    await ev.reach("redis-up", 1);
+    // Redis came back empty: the entry kept through the outage is not served as current.
+    const after = origin(() => "v2");
+    assert.is(await cache.get("k", after.load), "v2");
+    assert.is(after.calls, 1);
+  } finally {
+    await cache.close({ timeoutMs: 1000 });
+    redis.destroy();
+    await server.stop();
+  }
+});
+
+Down("a silent server (SIGSTOP): a command timeout opens the outage, one probe per probeMs closes it", async () => {
+  const server = await startRedis();
+  const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 100 });
+  const wire = counted(redis);
+  const ev = events();
+  const cache = pipeline<string>(
+    { redis: wire as never, ttlMs: 60_000, namespace: "s", onRedisDown: "local", probeMs: 200, onEvent: ev.onEvent },
+    coalesce(),
+  );
+  try {
+    assert.is(await cache.get("warm", () => "v"), "v");
+    server.signal("SIGSTOP");
+    assert.is(await cache.get("k", () => "local"), "local");
+    await ev.reach("redis-down", 1);
+    const down = ev.seen.find((e) => e.type === "redis-down");
+    assert.match(String(down?.type === "redis-down" ? (down.error as Error).message : ""), /commandTimeoutMs/);
+    // Before probeMs, no get reads Redis.
+    const sent = wire.sent;
+    for (let i = 0; i < 10; i++) assert.is(await cache.get("k", () => "again"), "local");
+    assert.is(wire.sent, sent, "a get read a silent Redis before probeMs");
+    server.signal("SIGCONT");
+    // After probeMs one get probes, finds Redis answering, and the outage ends.
+    await new Promise((r) => setTimeout(r, 250));
+    await cache.get("k2", () => "after");
+    await ev.reach("redis-up", 1);
+    assert.ok(wire.sent > sent, "no probe was sent");
+  } finally {
+    server.signal("SIGCONT");
+    await cache.close({ timeoutMs: 1000 });
+    redis.destroy();
+    await server.stop();
+  }
+});
+
+Down("'error' (the default): a dead Redis is an error in bounded time, and the origin is never called", async () => {
+  const server = await startRedis();
+  const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 100, reconnect: false });
+  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: "e" }, coalesce(), lease());
+  try {
+    assert.is(await cache.get("warm", () => "v"), "v");
+    await server.kill();
+    let calls = 0;
+    await rejects(() => cache.get("k", () => (calls++, "v")), Error);
+    assert.is(calls, 0);
+  } finally {
+    await cache.close({ timeoutMs: 1000 });
+    redis.destroy();
+    await server.stop();
+  }
+});
+
+Down(
+  "writes refused (OOM): the value loaded serves this process' gets of its identity, one load, either mode",
+  async () => {
+    const server = await startRedis({ args: ["--maxmemory-policy", "noeviction"] });
+    const redis = await connect({ url: server.url, resp: 3 });
+    try {
+      for (const mode of ["error", "local"] as const) {
+        const cache = pipeline<string>(
+          { redis, ttlMs: 60_000, namespace: `oom-${mode}`, onRedisDown: mode },
+          coalesce(),
+          lease(),
+        );
+        // The namespace's epoch exists before writes are refused, as in a cache that ran before.
+        assert.is(await cache.get("before", () => "v"), "v");
+        // Nothing more fits: every write is refused with OOM.
+        assert.is(await redis.send(["CONFIG", "SET", "maxmemory", "1"]), "OK");
+        try {
+          const o = origin((n) => `loaded ${n}`);
+          const first = await cache.getEntry("k", o.load);
+          assert.equal([first.value, first.stored, first.degraded], ["loaded 1", false, "write-refused"]);
+          for (let i = 0; i < 20; i++) assert.is(await cache.get("k", o.load), "loaded 1");
+          assert.is(o.calls, 1, `origin calls while writes are refused (${mode})`);
+        } finally {
+          assert.is(await redis.send(["CONFIG", "SET", "maxmemory", "0"]), "OK");
+        }
+        // Writes accepted again: another process' newer value is what this one serves from then on.
+        const other = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: `oom-${mode}` });
+        await other.close();
+        await cache.close();
+      }
+    } finally {
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down.run();
