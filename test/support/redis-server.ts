@@ -79,11 +79,14 @@ export function redisServerBinary(): string {
   return bin;
 }
 
-/** The redis-cli next to the server binary, or on PATH. */
+/**
+ * The cli next to the server binary (`valkey-cli` beside `valkey-server`,
+ * `redis-cli` beside `redis-server`), else `redis-cli` on PATH.
+ */
 export function redisCliBinary(): string {
   const server = process.env.REDIS_SERVER;
-  if (server && server.includes("/")) return server.replace(/redis-server$/, "redis-cli");
-  return "redis-cli";
+  const beside = server?.includes("/") ? /^(.*\/(?:redis|valkey))-server$/.exec(server) : null;
+  return beside ? `${beside[1]}-cli` : "redis-cli";
 }
 
 /** True when the server binary was built with TLS (it accepts `tls-port`). */
