@@ -90,18 +90,15 @@ export function stopWorkers(): string[] {
 }
 
 /** In a worker: run each file named on stdin with `run`, then print its result after {@linkcode DONE}. */
-export async function serveFiles(run: (file: string) => Promise<FileResult>): Promise<boolean> {
-  let failed = false;
+export async function serveFiles(run: (file: string) => Promise<FileResult>): Promise<void> {
   process.on("SIGTERM", () => process.exit(1));
   // Output of a file goes to stdout in order with its result line, whatever wrote it.
   process.stderr.write = process.stdout.write.bind(process.stdout) as typeof process.stderr.write;
   for await (const file of createInterface({ input: process.stdin })) {
     if (file === "") continue;
     const result = await run(file);
-    failed ||= result.failed;
     process.stdout.write(`${DONE}${JSON.stringify(result)}\n`);
   }
   // The parent closed our stdin: its pipe must not keep this worker alive.
   process.stdin.destroy();
-  return failed;
 }
