@@ -2,12 +2,12 @@
  * The test runner for Node (under tsx and c8), Bun and Deno alike: finds the
  * `*.test.ts` files under `test/` and runs their uvu suites file by file, in
  * two worker processes (`HERDLESS_TEST_WORKERS`; 1 runs every file in this
- * process, as does a run of one file), then reports the totals and the
- * slowest files and suites. Optional arguments are substrings a file's path
+ * process, as does a run of one file), the slowest of the last run first,
+ * then reports the totals and the slowest files and suites. Optional arguments are substrings a file's path
  * must contain (`run.ts resp/decode lease`).
  */
-import { readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { seed } from "./random.ts";
 import { type FileResult, runFile } from "./run-file.ts";
@@ -42,6 +42,35 @@ function exitWhenIdle(code: number): void {
   }, 2000).unref?.();
 }
 
+// Each file's time in the last run that ran it, so the next run can start the
+// slowest first: a long file started last would leave the other worker idle.
+const TIMES = join(root, "..", "node_modules", ".cache", "herdless", "test-times.json");
+
+function lastTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES, "utf8")) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** `files` with those never timed first (in path order), then the others slowest first. */
+function slowestFirst(files: readonly string[]): string[] {
+  const times = lastTimes();
+  return [...files].sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity) || (a < b ? -1 : 1));
+}
+
+function remember(results: readonly FileResult[]): void {
+  const times = lastTimes();
+  for (const r of results) if (!r.failed) times[r.file] = Math.round(r.ms);
+  try {
+    mkdirSync(dirname(TIMES), { recursive: true });
+    writeFileSync(TIMES, `${JSON.stringify(times, null, 1)}\n`);
+  } catch {
+    // Only an ordering hint: a read-only checkout runs in path order.
+  }
+}
+
 if (process.argv.includes("--worker")) {
   // A worker of a parent run: files come on stdin, one a line.
   // Its files' failures are in their results: a non-zero exit tells the parent the worker itself broke.
@@ -71,12 +100,13 @@ if (process.argv.includes("--worker")) {
   const started = performance.now();
   let results: FileResult[] = [];
   if (workers > 1) {
-    results = await runInWorkers(join(here, "run.ts"), files, workers);
+    results = await runInWorkers(join(here, "run.ts"), slowestFirst(files), workers);
   } else {
     for (const file of files) results.push(await runFile(root, join(root, file)));
   }
   clearTimeout(watchdog);
   report(results, performance.now() - started, workers);
+  remember(results);
   const failed = results.some((r) => r.failed);
   // Random draws (fast-check's included) all come from one seed: print it so
   // a failure found by a random case can be replayed.
