@@ -114,7 +114,9 @@ export interface LabContext {
 export interface Scenario {
   id: string;
   title: string;
-  /** Left out of `--quick` unless `--only` names it. @default {false} */
+  /** Left out of the quick lab (the default) unless `--only` names it. @default {false} */
   fullOnly?: boolean;
+  /** What the scenario itself leaves out of the quick lab, said at the end of a quick run. */
+  quickLeavesOut?: string;
   run(ctx: LabContext): Promise<ScenarioResult>;
 }
