@@ -92,7 +92,9 @@ const chosen = SCENARIOS.map((s, i) => ({ s, n: i + 1 })).filter(({ s }) =>
 );
 // What the quick lab leaves out, said at its end so nobody mistakes it for the full one.
 const skipped = SCENARIOS.filter((s) => !chosen.some((c) => c.s === s)).map((s) => s.id);
-const shortened = quick ? chosen.flatMap(({ s }) => (s.quickLeavesOut === undefined ? [] : [s.quickLeavesOut])) : [];
+// A scenario --only names runs whole.
+const cut = quick && only === undefined;
+const shortened = cut ? chosen.flatMap(({ s }) => (s.quickLeavesOut === undefined ? [] : [s.quickLeavesOut])) : [];
 const leftOut = [
   ...(quick && only === undefined && skipped.length > 0 ? [`the scenarios ${skipped.join(", ")}`] : []),
   ...shortened,
@@ -137,6 +139,7 @@ for (const [k, { s, n }] of chosen.entries()) {
     const result = await s.run({
       url: server.url,
       quick,
+      cut,
       flush: () => server.flush(),
       progress: (text) => bar.show(`lab${quick ? "" : " --full"}, scenario ${k + 1} of ${chosen.length}: ${text}`),
     });

@@ -8,7 +8,8 @@
  * then recipe 001, 000, 002) with the same loads, origins and counters as
  * the other scenarios, plus Redis commands per request and values older
  * than one already served. The quick lab leaves out the cold burst and the
- * origin above the poll budget (the two that take longest).
+ * origin above the poll budget (the two that take longest), unless `--only`
+ * names the scenario.
  *
  * @module
  */
@@ -201,7 +202,7 @@ export const recipes: Scenario = {
     const parts: ScenarioResult[] = [];
     const layers = layerSettings(10_000, { waitMs: 3000 });
     // Full only: four processes start for it (about 5 s); the quick lab's own cold burst shows herdless' side.
-    if (!ctx.quick) {
+    if (!ctx.cut) {
       parts.push(
         await runBurst(ctx, "cold-burst", "cold burst across 4 processes", layers, [
           { label: "herdless (full)", strategies: describeRow(ROWS - 1), row: ROWS - 1 },
@@ -211,7 +212,7 @@ export const recipes: Scenario = {
         ], { staleMs: layers.staleMs }),
       );
     }
-    for (const story of stories(ctx.quick).filter((s) => !(ctx.quick && s.fullOnly))) {
+    for (const story of stories(ctx.quick).filter((s) => !(ctx.cut && s.fullOnly))) {
       if (story.id === "flush") story.events = [{ atMs: story.marks![0]!.atMs, run: () => ctx.flush() }];
       ctx.progress(`${this.title}: ${story.title}`);
       parts.push(await steady(ctx, story));
