@@ -9,7 +9,7 @@
  * left out, named at the end of the run.
  *
  * Flags:
- *   --full           every scenario at full length (about 2.5 min)
+ *   --full           every scenario at full length (about 2 min)
  *   --quick          the default, said explicitly
  *   --json <file>    write every result, time series included
  *   --md <file>      write the printed report to a file too
@@ -102,7 +102,7 @@ const leftOut = [
 
 // Ctrl-C runs the exit hooks, which kill the disposable redis-server.
 process.on("SIGINT", () => process.exit(130));
-// A safety net, far above the budgets (about 2.5 min full, 1 min quick): CI must never hang on the lab.
+// A safety net, far above the budgets (about 2 min full, 1 min quick): CI must never hang on the lab.
 const watchdog = setTimeout(() => {
   process.stderr.write("\nlab: exceeded its time limit; stopping\n");
   process.exit(1);
