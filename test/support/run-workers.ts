@@ -62,7 +62,8 @@ export function runInWorkers(runner: string, files: readonly string[], count: nu
       });
       // A worker's stderr is the output of the file it is running (or of its shutdown).
       child.stderr!.on("data", (d) => (held += d));
-      child.on("exit", (code, signal) => {
+      // "close", not "exit": the last file's result line may still be in the pipe when the process exits.
+      child.on("close", (code, signal) => {
         running.delete(k);
         if (held !== "") process.stdout.write(held);
         if (slot.file !== undefined) {
