@@ -24,11 +24,23 @@ const running = new Map<number, { child: ChildProcess; file: string | undefined 
 /**
  * Run `files` (paths under `root`) in `count` worker processes started from
  * `runner` (the runner's own path, given `--worker`); resolves every file's
- * result. A worker that dies fails the file it was running and is replaced.
+ * result. A file in `alone` runs while no other file does. A worker that dies
+ * fails the file it was running and is replaced.
  */
-export function runInWorkers(runner: string, files: readonly string[], count: number): Promise<FileResult[]> {
+export function runInWorkers(
+  runner: string,
+  files: readonly string[],
+  count: number,
+  alone: ReadonlySet<string> = new Set(),
+): Promise<FileResult[]> {
   const queue = [...files];
   const results: FileResult[] = [];
+  // Workers waiting for a file that runs alone, or for one to finish.
+  const parked: (() => void)[] = [];
+  const others = (k: number) => [...running.entries()].filter(([j, s]) => j !== k && s.file !== undefined);
+  const wake = () => {
+    for (const next of parked.splice(0)) next();
+  };
   return new Promise((resolve) => {
     const start = (k: number) => {
       const child = spawn(process.execPath, [...workerCommand(runner), "--worker"], {
@@ -44,6 +56,13 @@ export function runInWorkers(runner: string, files: readonly string[], count: nu
       running.set(k, slot);
       let held = "";
       const next = () => {
+        const busy = others(k);
+        const head = queue[0];
+        if (busy.some(([, s]) => alone.has(s.file!)) || (head !== undefined && alone.has(head) && busy.length > 0)) {
+          slot.file = undefined;
+          parked.push(next);
+          return;
+        }
         slot.file = queue.shift();
         if (slot.file === undefined) child.stdin!.end();
         else child.stdin!.write(`${slot.file}\n`);
@@ -58,7 +77,9 @@ export function runInWorkers(runner: string, files: readonly string[], count: nu
         process.stdout.write(held);
         held = "";
         results.push(JSON.parse(line.slice(at + DONE.length)) as FileResult);
+        slot.file = undefined;
         next();
+        wake();
       });
       // A worker's stderr is the output of the file it is running (or of its shutdown).
       child.stderr!.on("data", (d) => (held += d));
@@ -69,7 +90,9 @@ export function runInWorkers(runner: string, files: readonly string[], count: nu
         if (slot.file !== undefined) {
           process.stdout.write(`\n  FAIL  worker ${k} exited (${signal ?? code}) while running ${slot.file}\n\n`);
           results.push({ file: slot.file, total: 1, passed: 0, skipped: 0, failed: true, ms: 0, suites: [] });
+          slot.file = undefined;
           if (queue.length > 0) start(k);
+          wake();
         } else if (code !== 0) {
           process.stdout.write(`\n  FAIL  worker ${k} exited (${signal ?? code}) after its last file\n\n`);
           results.push({ file: `(worker ${k})`, total: 0, passed: 0, skipped: 0, failed: true, ms: 0, suites: [] });
