@@ -104,6 +104,12 @@ export interface ScenarioResult {
 export interface LabContext {
   url: string;
   quick: boolean;
+  /**
+   * Leave out what the scenario's {@linkcode Scenario.quickLeavesOut} names:
+   * true in the quick lab, unless `--only` named the scenario (then it runs
+   * whole, at the quick lab's lengths).
+   */
+  cut: boolean;
   /** FLUSHALL on the lab's own server; on a REDIS_URL server, only the lab's keys are deleted. */
   flush(): Promise<void>;
   /** Show a progress line (on a terminal only). */
@@ -114,7 +120,9 @@ export interface LabContext {
 export interface Scenario {
   id: string;
   title: string;
-  /** Left out of `--quick` unless `--only` names it. @default {false} */
+  /** Left out of the quick lab (the default) unless `--only` names it. @default {false} */
   fullOnly?: boolean;
+  /** What the scenario itself leaves out of the quick lab, said at the end of a quick run. */
+  quickLeavesOut?: string;
   run(ctx: LabContext): Promise<ScenarioResult>;
 }

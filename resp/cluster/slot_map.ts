@@ -101,6 +101,7 @@ export function parseShards(reply: Reply, viaHost: string, tls: boolean): Topolo
     if (shard === undefined) continue;
     const nodes = Array.isArray(shard.nodes) ? shard.nodes : [];
     let primary: NodeAddress | undefined;
+    let primaryFailed = false;
     for (const rawNode of nodes) {
       const node = fields(rawNode);
       if (node === undefined) continue;
@@ -109,7 +110,15 @@ export function parseShards(reply: Reply, viaHost: string, tls: boolean): Topolo
       if (host === undefined || port <= 0) continue;
       const address = nodeAddress(host, port);
       topology.nodes.set(address.id, address);
-      if (text(node.role) === "master") primary = address;
+      if (text(node.role) !== "master") continue;
+      // A primary that failed and was replaced stays in its shard as a master, with health "fail",
+      // until it rejoins as a replica (Redis 7.0, 8.0 and Valkey 8.1 alike, listed before or after
+      // the one elected in its place): the owner is the master that has not failed.
+      const failed = text(node.health).startsWith("fail");
+      if (primary === undefined || (primaryFailed && !failed)) {
+        primary = address;
+        primaryFailed = failed;
+      }
     }
     const slots = Array.isArray(shard.slots) ? shard.slots : [];
     if (primary === undefined || slots.length === 0) continue;

@@ -6,6 +6,7 @@ import type { RedisServer } from "../support/redis-server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
 import { deferred, tick, until } from "../support/wait.ts";
+import { testedServer } from "../support/server-text.ts";
 import { openTransport } from "../../resp/transport/mod.ts";
 import { resolveConnectOptions } from "../../resp/options.ts";
 import { reconnectDelay } from "../../resp/connection/backoff.ts";
@@ -327,10 +328,15 @@ for (
         await sub.send(["SET", "k", "v"]);
         assert.equal(await sub.send([c.on, ...c.names]), [c.on.toLowerCase(), c.names[1], 2]);
         const [unsub, get] = await Promise.all([sub.send([c.off]), sub.send(["GET", "k"])]);
-        // Redis confirms the channels of a set in no set order; patterns in the order given.
+        // Servers confirm the channels of a set in no set order. Redis 7.0
+        // keeps a client's patterns in a list and confirms them in the order
+        // given; Redis 8.0 and Valkey 8.1 keep them in a hash table, as
+        // channels, and confirm them in its order: the last is either one.
         const last = unsub as unknown[];
         assert.equal([last[0], last[2]], [c.off.toLowerCase(), 0]);
-        if (c.kind === "pattern") assert.is(last[1], c.names[1]);
+        const server = testedServer();
+        if (c.kind === "pattern" && server.name === "redis" && server.major < 8) assert.is(last[1], c.names[1]);
+        else assert.ok(c.names.includes(last[1] as string), `the last confirmation names ${String(last[1])}`);
         assert.is(get, "v");
         // A message already on its way when the last one leaves is still a message, not a reply.
         const got: unknown[] = [];

@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import { connect, type RedisClient, RedisReplyError } from "../../resp/mod.ts";
 import { useRedis } from "../support/fixture.ts";
 import type { RedisServer } from "../support/redis-server.ts";
+import { testedServer } from "../support/server-text.ts";
 
 // Every RESP2 and RESP3 type, produced by a real server (HELLO 3 and DEBUG PROTOCOL).
 const test = suite<{ server: RedisServer; r2: RedisClient; r3: RedisClient }>("RESP types from a real server");
@@ -17,7 +18,8 @@ test("HELLO 3 switches the connection to RESP3 and returns a map without a proto
   const hello = (await r3.send(["HELLO", 3])) as Record<string, unknown>;
   assert.is(Object.getPrototypeOf(hello), null);
   assert.is(hello.proto, 3);
-  assert.is(hello.server, "redis");
+  // The server names itself: "redis", or "valkey" on Valkey.
+  assert.is(hello.server, testedServer().name);
 });
 
 test("DEBUG PROTOCOL produces every RESP3 type", async ({ r3 }) => {

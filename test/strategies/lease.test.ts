@@ -16,6 +16,9 @@ import { deferred, until } from "../support/wait.ts";
 const Lease = suite("lease()");
 const db = useRedis(Lease, { prefix: "lease", clients: 2 });
 
+// Runs alone: a waiter's 30 ms timeoutMs must run out while it waits, not before it gets there;
+// a CPU-bound file in the other worker once delayed that way past 30 ms on 2 shared cores.
+
 Lease("lease() rejects bad options with messages naming the setting", async () => {
   await rejects(
     () => lease({ leaseMs: 0 }),

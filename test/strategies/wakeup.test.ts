@@ -12,6 +12,10 @@ import { deferred, until } from "../support/wait.ts";
 const Wakeup = suite("lease() wake-ups");
 const db = useRedis(Wakeup, { prefix: "wake", clients: 2 });
 
+// Runs alone: the owner's real lease (1.5 s) must outlast the waiter's way to its wait, past a
+// wake-up connection that hangs for commandTimeoutMs; a CPU-bound file in the other worker
+// stretched that way past the lease on 2 shared cores (twice in parallel runs, never alone).
+
 const numsub = async (channel: string) => (await db.redis.send(["PUBSUB", "NUMSUB", channel]) as unknown[])[1];
 
 /**

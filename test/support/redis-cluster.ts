@@ -197,9 +197,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   }
 
   try {
-    for (let i = 0; i < count; i++) {
-      nodes.push(
-        await startRedis({
+    // Started side by side; every node that did start is in `nodes`, so a failure stops them all.
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, () =>
+        startRedis({
           args: [
             "--cluster-enabled",
             "yes",
@@ -211,10 +212,16 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
             // A replica may be promoted however long its link was down: tests kill primaries at will.
             "--cluster-replica-validity-factor",
             "0",
+            // A primary otherwise waits 5 s for more replicas before each full sync (diskless by default),
+            // at the cluster's start and after every failover: no test is about that wait.
+            "--repl-diskless-sync-delay",
+            "0",
           ],
-        }),
-      );
-    }
+        })),
+    );
+    for (const s of started) if (s.status === "fulfilled") nodes.push(s.value);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
     const r = spawnSync(
       cliBin,
       [

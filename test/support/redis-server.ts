@@ -79,11 +79,14 @@ export function redisServerBinary(): string {
   return bin;
 }
 
-/** The redis-cli next to the server binary, or on PATH. */
+/**
+ * The cli next to the server binary (`valkey-cli` beside `valkey-server`,
+ * `redis-cli` beside `redis-server`), else `redis-cli` on PATH.
+ */
 export function redisCliBinary(): string {
   const server = process.env.REDIS_SERVER;
-  if (server && server.includes("/")) return server.replace(/redis-server$/, "redis-cli");
-  return "redis-cli";
+  const beside = server?.includes("/") ? /^(.*\/(?:redis|valkey))-server$/.exec(server) : null;
+  return beside ? `${beside[1]}-cli` : "redis-cli";
 }
 
 /** True when the server binary was built with TLS (it accepts `tls-port`). */
@@ -97,8 +100,14 @@ export function serverSupportsTls(): boolean {
   return !/Bad directive|not supported/i.test(`${out.stdout}${out.stderr}`);
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
+// Worker k of n (the test runner's worker processes) takes only ports p with
+// floor(p / 2) % n === k, so two workers never pick one port for their
+// servers. Halved because Linux hands out odd ports for bind(0), and so that
+// a cluster's bus port (p + 10000) keeps p's share when n is 2.
+const worker = Number(process.env.HERDLESS_TEST_WORKER ?? 0);
+const workers = Number(process.env.HERDLESS_TEST_WORKERS ?? 1);
+
+function listenAnywhere(): Promise<{ port: number; close(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -106,9 +115,27 @@ export function freePort(): Promise<number> {
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
+      resolve({ port, close: () => new Promise((done) => server.close(() => done())) });
     });
   });
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (of this worker's share, in a parallel run). */
+export async function freePort(): Promise<number> {
+  // Ports of another worker's share stay open until one is found, so the next try gets another.
+  const others: { close(): Promise<void> }[] = [];
+  try {
+    for (;;) {
+      const candidate = await listenAnywhere();
+      if (workers <= 1 || Math.floor(candidate.port / 2) % workers === worker) {
+        await candidate.close();
+        return candidate.port;
+      }
+      others.push(candidate);
+    }
+  } finally {
+    await Promise.all(others.map((o) => o.close()));
+  }
 }
 
 function ping(port: number): Promise<boolean> {

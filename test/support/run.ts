@@ -1,16 +1,21 @@
 /**
  * The test runner for Node (under tsx and c8), Bun and Deno alike: finds the
- * `*.test.ts` files under `test/`, queues their uvu suites in a stable order,
- * then runs them one file after another. Optional arguments are substrings a
- * file's path must contain (`run.ts resp/decode lease`).
+ * `*.test.ts` files under `test/` and runs their uvu suites file by file, in
+ * two worker processes (`HERDLESS_TEST_WORKERS`; 1 runs every file in this
+ * process, as does a run of one file), the slowest of the last run first,
+ * then reports the totals and the slowest files and suites. Optional arguments are substrings a file's path
+ * must contain (`run.ts resp/decode lease`).
  */
-import { readdirSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { seed } from "./random.ts";
+import { type FileResult, runFile } from "./run-file.ts";
+import { report } from "./run-report.ts";
+import { runInWorkers, serveFiles, stopWorkers } from "./run-workers.ts";
 
-const root = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
+const here = import.meta.dirname ?? new URL(".", import.meta.url).pathname;
+const root = resolve(here, "..");
 
 function walk(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir).sort()) {
@@ -22,41 +27,94 @@ function walk(dir: string, out: string[]): string[] {
   return out;
 }
 
-const filters = process.argv.slice(2).filter((a) => !a.startsWith("-")).map((a) => a.replace(/^test\//, ""));
-const files = walk(root, []).filter((f) => filters.length === 0 || filters.some((p) => relative(root, f).includes(p)));
-if (files.length === 0) {
-  console.error(`no test files match ${JSON.stringify(filters)}`);
-  process.exit(1);
+/**
+ * Once every file is done, anything still open (a leaked socket, a timer)
+ * must not keep CI waiting: name what is open, where the runtime tells, and
+ * exit 2 s later with the run's code.
+ */
+function exitWhenIdle(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => {
+    const info = (process as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.();
+    const kinds = info === undefined ? "" : ` (${info.join(", ")})`;
+    console.error(`warning: open handles kept the test process alive 2 s after the last suite${kinds}`);
+    process.exit(code);
+  }, 2000).unref?.();
 }
 
-const g = globalThis as unknown as { UVU_DEFER: number; UVU_INDEX: number; UVU_QUEUE: unknown[][] };
-g.UVU_DEFER = 1;
-const uvu = await import("uvu");
-let index = 0;
-for (const file of files) {
-  g.UVU_INDEX = index++;
-  g.UVU_QUEUE.push([relative(root, file)]);
-  await import(pathToFileURL(file).href);
+// Each file's time in the last run that ran it, so the next run can start the
+// slowest first: a long file started last would leave the other worker idle.
+const TIMES = join(root, "..", "node_modules", ".cache", "herdless", "test-times.json");
+
+function lastTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES, "utf8")) as Record<string, number>;
+  } catch {
+    return {};
+  }
 }
-// uvu has no per-test timeout: a test that hangs must fail the run, not stall CI.
-const limitMs = Number(process.env.HERDLESS_TEST_LIMIT_MS ?? 10 * 60_000);
-const watchdog = setTimeout(() => {
-  console.error(`\ntest run exceeded ${limitMs} ms: a test hangs`);
-  process.exit(1);
-}, limitMs);
-watchdog.unref?.();
-await uvu.exec();
-clearTimeout(watchdog);
-// Random draws (fast-check's included) all come from one seed: print it so
-// a failure found by a random case can be replayed.
-if ((process.exitCode ?? 0) !== 0) console.error(`\nrandom draws of this run: HERDLESS_SEED=${seed} replays them`);
-// Suites close their servers in after-hooks; anything still open (a leaked
-// socket) must not keep CI waiting forever.
-const code = process.exitCode ?? 0;
-setTimeout(() => {
-  // Named by kind (TCPWRAP, Timeout...) where the runtime tells, so a leak can be traced.
-  const info = (process as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.();
-  const kinds = info === undefined ? "" : ` (${info.join(", ")})`;
-  console.error(`warning: open handles kept the test process alive 2 s after the last suite${kinds}`);
-  process.exit(code);
-}, 2000).unref?.();
+
+/** `files` with those never timed first (in path order), then the others slowest first. */
+function slowestFirst(files: readonly string[]): string[] {
+  const times = lastTimes();
+  return [...files].sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity) || (a < b ? -1 : 1));
+}
+
+function remember(results: readonly FileResult[]): void {
+  const times = lastTimes();
+  for (const r of results) if (!r.failed) times[r.file] = Math.round(r.ms);
+  try {
+    mkdirSync(dirname(TIMES), { recursive: true });
+    writeFileSync(TIMES, `${JSON.stringify(times, null, 1)}\n`);
+  } catch {
+    // Only an ordering hint: a read-only checkout runs in path order.
+  }
+}
+
+if (process.argv.includes("--worker")) {
+  // A worker of a parent run: files come on stdin, one a line.
+  // Its files' failures are in their results: a non-zero exit tells the parent the worker itself broke.
+  await serveFiles((file) => runFile(root, join(root, file)));
+  exitWhenIdle(0);
+} else {
+  const filters = process.argv.slice(2).filter((a) => !a.startsWith("-")).map((a) => a.replace(/^test\//, ""));
+  const files = walk(root, []).map((f) => f.slice(root.length + 1))
+    .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)));
+  if (files.length === 0) {
+    console.error(`no test files match ${JSON.stringify(filters)}`);
+    process.exit(1);
+  }
+  const asked = Number(process.env.HERDLESS_TEST_WORKERS ?? 2);
+  if (!Number.isInteger(asked) || asked < 1) {
+    throw new RangeError(`HERDLESS_TEST_WORKERS must be a positive integer, got ${process.env.HERDLESS_TEST_WORKERS}`);
+  }
+  const workers = Math.min(asked, files.length);
+  // uvu has no per-test timeout: a test that hangs must fail the run, not stall CI.
+  const limitMs = Number(process.env.HERDLESS_TEST_LIMIT_MS ?? 10 * 60_000);
+  const watchdog = setTimeout(() => {
+    const stuck = workers > 1 ? stopWorkers() : [];
+    console.error(`\ntest run exceeded ${limitMs} ms: a test hangs${stuck.length ? ` (in ${stuck.join(", ")})` : ""}`);
+    process.exit(1);
+  }, limitMs);
+  watchdog.unref?.();
+  const started = performance.now();
+  let results: FileResult[] = [];
+  if (workers > 1) {
+    // A file whose own timings a second file running beside it could break says so
+    // ("// Runs alone: <why>" at the start of a line): it runs last, while nothing else does.
+    const alone = new Set(files.filter((f) => /^\/\/ Runs alone: /m.test(readFileSync(join(root, f), "utf8"))));
+    const ordered = slowestFirst(files);
+    const queue = [...ordered.filter((f) => !alone.has(f)), ...ordered.filter((f) => alone.has(f))];
+    results = await runInWorkers(join(here, "run.ts"), queue, workers, alone);
+  } else {
+    for (const file of files) results.push(await runFile(root, join(root, file)));
+  }
+  clearTimeout(watchdog);
+  report(results, performance.now() - started, workers);
+  remember(results);
+  const failed = results.some((r) => r.failed);
+  // Random draws (fast-check's included) all come from one seed: print it so
+  // a failure found by a random case can be replayed.
+  if (failed) console.error(`\nrandom draws of this run: HERDLESS_SEED=${seed} replays them`);
+  exitWhenIdle(failed ? 1 : 0);
+}

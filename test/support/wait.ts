@@ -1,8 +1,8 @@
 /**
  * Tools for forcing a race instead of hoping for one: a promise the test
  * releases itself, a barrier that lets N callers go at once, one turn of the
- * event loop, and polling for a real event (a server restart, a lease
- * expiring in Redis), never for a race.
+ * event loop, polling for a real event (a server restart, a lease
+ * expiring in Redis), never for a race, and a bound on an awaited event.
  */
 
 /** A promise with its resolve and reject exposed, to hold a step until the test releases it. */
@@ -46,4 +46,17 @@ export async function until(check: () => boolean | Promise<boolean>, withinMs = 
     if (Date.now() > deadline) throw new Error(`condition not met within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * `promise`, or a rejection naming `what` once `withinMs` passed: an awaited
+ * event that never comes fails the test instead of hanging it. Its timer is
+ * cleared as soon as `promise` settles, so it never outlives the test.
+ */
+export function within<T>(promise: Promise<T>, what: string, withinMs = 10_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${withinMs} ms`)), withinMs);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

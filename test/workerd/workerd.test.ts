@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { pipeline } from "../../mod.ts";
 import { useRedis } from "../support/fixture.ts";
 import { startRedis } from "../support/redis-server.ts";
-import { until } from "../support/wait.ts";
+import { until, within } from "../support/wait.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
 import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";
 
@@ -135,10 +135,7 @@ Workers(
       status: 200,
       body: { value: { key: "s", load: 1 } },
     });
-    await Promise.race([
-      origin.reach(ns, "loads", 2),
-      until(() => false, 10_000),
-    ]);
+    await within(origin.reach(ns, "loads", 2), "the refresh's load");
     release();
     // The request is over; only waitUntil keeps its refresh going to the publish.
     const key = pipeline({ redis: db.redis, namespace: ns, ttlMs: 1 }).keys("s").data;

@@ -186,6 +186,16 @@ maps("parseShards() reads RESP2 pairs and RESP3 maps, picks the primary, skips u
   const resp3: Reply = [m(["slots", [0, 16383], "nodes", [m([...node(7000, "master"), "tls-port", 7400])]])];
   assert.is(parseShards(resp3, "h", false).owners[16383], "10.0.0.1:7000");
   assert.is(parseShards(resp3, "h", true).owners[0], "10.0.0.1:7400", "tls uses tls-port");
+
+  // After a failover the dead primary is still listed as a master, health "fail", before or after the new one.
+  const dead = node(7000, "master", ["health", "fail"]);
+  const elected = node(7001, "master");
+  for (const listed of [[dead, elected], [elected, dead]]) {
+    const t = parseShards([["slots", [0, 16383], "nodes", listed]], "h", false);
+    assert.is(t.owners[0], "10.0.0.1:7001", "the elected primary owns the slots, not the failed one");
+    assert.equal(t.primaries, ["10.0.0.1:7001"]);
+    assert.ok(t.nodes.has("10.0.0.1:7000"), "the failed one is still a known node");
+  }
 });
 
 maps("parseEndpoint() reads MOVED/ASK targets: IPv4, IPv6, no host (the node that answered)", () => {

@@ -6,6 +6,7 @@
  * open aggregate or a pending attribute at an error or the end of input;
  * decoders sharing nothing. Plain vectors are in decode.test.ts.
  */
+import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../../resp/mod.ts";
@@ -15,6 +16,7 @@ import { rejects } from "../../support/assert.ts";
 import { isProtocolError, ProtocolError } from "../../../resp/errors.ts";
 import { b, cat, check, encodeReply, err, map, offHeap, prng, R, randomReply, recorder, refuses } from "../_vectors.ts";
 import type { Reply } from "../../../resp/types.ts";
+import { LINE_MAX } from "../../../resp/decode/lines.ts";
 
 const lines = suite("Decoder: long simple strings and errors");
 
@@ -40,8 +42,31 @@ lines("a 131,072-byte simple string decodes whole and byte by byte", () => {
   decodesLong(bytes, "byte by byte");
 });
 
-lines("a 131,072-byte simple string decodes split in two at every boundary", () => {
-  for (let i = 1; i < input.length; i++) {
+/**
+ * Where a two-way split of `input` can change the decoder's path: the type
+ * byte alone, a first part within or past the line buffer's first size (64
+ * bytes) and its doublings, around a header line's limit (LINE_MAX), the CR,
+ * the LF and the reply after them; with a stride of 509 (a prime, so it
+ * falls on every offset modulo the buffer sizes) through the rest. Every
+ * boundary of a 128 KiB line is 131,074 decodes of 128 KiB, about 17 GB
+ * copied and two minutes of a shared core, for paths these already take:
+ * HERDLESS_ALL_SPLITS=1 runs every one.
+ */
+function splits(length: number): number[] {
+  if (process.env.HERDLESS_ALL_SPLITS === "1") return Array.from({ length: length - 1 }, (_, i) => i + 1);
+  const at = new Set<number>();
+  const span = (from: number, to: number, step = 1) => {
+    for (let i = Math.max(1, from); i < Math.min(length, to); i += step) at.add(i);
+  };
+  span(1, 300);
+  span(LINE_MAX - 300, LINE_MAX + 300);
+  span(length - 300, length);
+  span(1, length, 509);
+  return [...at].sort((a, b) => a - b);
+}
+
+lines("a 131,072-byte simple string decodes split in two at every boundary where the decoder's path can change", () => {
+  for (const i of splits(input.length)) {
     decodesLong([input.subarray(0, i), input.subarray(i)], `split at ${i}`);
   }
 });
