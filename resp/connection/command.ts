@@ -146,6 +146,17 @@ export const SEND_OPTIONS: readonly (keyof SendOptions)[] = [
  * `typeof`s; a call without options never gets here.
  */
 export function checkSendOptions(options: SendOptions): TypeError | RangeError | undefined {
+  // A frozen object found good once stays good: a library that sends the
+  // same options every time (the cache's command options) pays one lookup.
+  if (good.has(options)) return undefined;
+  const bad = checkFields(options);
+  if (bad === undefined && Object.isFrozen(options)) good.add(options);
+  return bad;
+}
+
+const good = new WeakSet<object>();
+
+function checkFields(options: SendOptions): TypeError | RangeError | undefined {
   if (typeof options !== "object" || options === null) {
     return new TypeError(`Cannot send: options must be an object, got ${options === null ? "null" : typeof options}`);
   }
