@@ -149,8 +149,8 @@ export function isProtocolError(e: unknown): e is ProtocolError {
 export interface TimeoutErrorOptions extends HerdlessErrorOptions {
   /**
    * The setting whose time ran out: `"timeoutMs"` (a call's own),
-   * `"commandTimeoutMs"` (the client's default), `"connectTimeoutMs"`,
-   * `"waitMs"` (a lease wait), `"queueMs"` (a limit queue).
+   * `"commandTimeoutMs"` (the client's default, or a cache's), `"connectTimeoutMs"`,
+   * `"waitMs"` (a lease wait). `limit()`'s `queueMs` sheds with an `OverloadedError` instead.
    * @default {"timeoutMs"}
    */
   setting?: string;
@@ -181,7 +181,10 @@ export interface TimeoutErrorOptions extends HerdlessErrorOptions {
 export class TimeoutError extends Error {
   /** How long the operation waited before giving up, in milliseconds. */
   readonly waitedMs: number;
-  /** The setting that ran out: `"timeoutMs"`, `"commandTimeoutMs"`, `"connectTimeoutMs"`, `"waitMs"`, `"queueMs"`. */
+  /**
+   * The setting that ran out: `"timeoutMs"`, `"commandTimeoutMs"`, `"connectTimeoutMs"`, `"waitMs"`, or the one a
+   * library named with `timeoutSetting`.
+   */
   readonly setting: string;
   /** That setting's value, in milliseconds. */
   readonly timeoutMs: number;

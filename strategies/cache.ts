@@ -161,8 +161,8 @@ export interface Cache<T> {
    * Where this cache hears of changed keys now: `tracking` (client tracking:
    * every writer is seen), `messages` (tracking refused or RESP2: the near
    * tier hears herdless writers' invalidation messages; other programs'
-   * writes are seen at the entry's deadline) or `none`. A change is reported
-   * by an `invalidation-mode` event.
+   * writes are seen at the entry's deadline) or `none`. An
+   * `invalidation-mode` event says it once it comes on, and on each change.
    */
   invalidationMode(): InvalidationMode;
   /**
@@ -182,9 +182,16 @@ export interface Cache<T> {
    * import { connect, pipeline } from "@herdless/herdless";
    * const redis = await connect(process.env.REDIS_URL);
    * const cache = pipeline({ redis, ttlMs: 1000, namespace: "close-example" });
-   * const stuck = cache.get("slow", () => new Promise<string>(() => {})); // a loader that never settles
+   * let loading = () => {};
+   * const loaderStarted = new Promise<void>((resolve) => (loading = resolve));
+   * const stuck = cache.get("slow", () => {
+   *   loading();
+   *   return new Promise<string>(() => {}); // a loader that never settles
+   * });
+   * const ended = stuck.catch((e: Error) => e.name); // handled before close() rejects it
+   * await loaderStarted;
    * await cache.close({ timeoutMs: 2_000 });
-   * console.log(await stuck.catch((e: Error) => e.name)); // ClosedError
+   * console.log(await ended); // "ClosedError"
    * await redis.close();
    * ```
    */
