@@ -172,10 +172,11 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     background: new BackgroundWork(declared.maxRefreshes ?? 16, emit, settings.waitUntil),
     fallbackAfterMs: declared.fallbackAfterMs,
     outage,
-    keys(identity) {
+    // The memo's own method, bound, when there is no label to remember: a hit runs nothing of this file.
+    keys: labels === undefined ? memo.keys.bind(memo) : (identity) => {
       const keys = memo.keys(identity);
       // Labels are wanted only by someone listening to events: without one, none is computed.
-      if (labels !== undefined && stats.listening) labels.remember(keys.data, identity);
+      if (stats.listening) labels!.remember(keys.data, identity);
       return keys;
     },
   };

@@ -323,7 +323,8 @@ export class Reader {
 
   // Offer an aged entry to the near tier if no invalidation overtook its read.
   #keep(key: string, entry: Entry | undefined, stored: StoredEntry, marker: Marker | undefined): Entry | undefined {
-    if (this.#p.invalidations.end(marker) && entry !== undefined) {
+    // Without a near tier no marker was taken: nothing to end, nothing to keep.
+    if (marker !== undefined && this.#p.invalidations.end(marker) && entry !== undefined) {
       this.#p.local!.set(key, stored, this.#p.now() + entry.pttl);
     }
     return entry;
