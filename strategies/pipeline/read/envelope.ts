@@ -262,7 +262,8 @@ export function decodeStored(
     epoch: e.epoch,
     tags: e.tags,
     tagVersions: e.tagVersions,
-    size: raw.length,
+    // Decoded size: a near tier counts what an inflated value holds in memory.
+    size: raw.length - e.payload.length + payload.length,
   };
 }
 
