@@ -14,6 +14,7 @@ import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
 import type { Identity } from "../types.ts";
 import {
+  epochKeyOf,
   InvalidationMessages,
   Invalidations,
   isDuplicable,
@@ -78,7 +79,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     (mode, reason) => emit({ type: "invalidation-mode", mode, reason }),
     { timeoutMs: commandTimeoutMs, now },
   );
-  if (local !== undefined) invalidations.consume(nearTierCoherence(local, `${namespace}:epoch`, emit));
+  if (local !== undefined) invalidations.consume(nearTierCoherence(local, epochKeyOf(namespace), emit));
   const degrade = (key: string, error: unknown) => {
     if (!settings.failOpen || !isWriteRefusal(error)) return false;
     emit({ type: "degraded", key, error });

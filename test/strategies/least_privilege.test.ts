@@ -23,7 +23,7 @@ import { until } from "../support/wait.ts";
  * docs/acl.md's rule for namespace `products`, user `app`, as users paste it
  * (the test checks the page holds it verbatim, and runs every call as it).
  */
-const RULE = "ACL SETUSER app on >app-password resetkeys ~products:* resetchannels &products:* -@all " +
+const RULE = "ACL SETUSER app on >app-password resetkeys ~products:{* resetchannels &products:published -@all " +
   "+get +set +setrange +del +exists +pexpire +time +eval +evalsha +publish +subscribe +unsubscribe " +
   "+hello +client|setname +client|tracking";
 
@@ -147,6 +147,23 @@ async function firstFailure(user: string, strategies = () => [near(), lease()]):
   }
 }
 
+Acl(
+  "the rule covers its namespace alone: as this user, a cache of 'products:eu' can read and write nothing",
+  async () => {
+    const redis = await as("app", 3);
+    const eu = pipeline({ redis, ttlMs: 60_000, namespace: `${NS}:eu`, failOpen: false });
+    try {
+      const e = await eu.get("sku", () => "v").then(() => undefined, (e: unknown) => e);
+      assert.ok(isRedisReplyError(e) && e.code === "NOPERM", `expected NOPERM, got ${String(e)}`);
+      assert.match((e as Error).message, /'~(products:eu|<namespace>):\{\*'/);
+      await rejects(() => eu.invalidateTags(["t"]), RedisReplyError, /NOPERM/);
+      assert.is(await redis.send(["PUBLISH", `${NS}:eu:published`, "x"]).catch((e) => e.code), "NOPERM");
+    } finally {
+      await eu.close();
+    }
+  },
+);
+
 Acl("without +publish: the publish script's refusal is a NOPERM naming PUBLISH and '+publish'", async () => {
   await setUser("nopublish", ["+publish"]);
   const e = await firstFailure("nopublish");
@@ -173,32 +190,32 @@ Acl("without +get: a command sent directly names the command and '+get'", async 
 });
 
 Acl("without the key pattern: a NOPERM naming the namespace's key pattern", async () => {
-  await setUser("nokeys", [], { "~products:*": "~elsewhere:*" });
+  await setUser("nokeys", [], { "~products:{*": "~elsewhere:{*" });
   const e = await firstFailure("nokeys", () => [lease()]);
   assert.is(e.code, "NOPERM");
-  assert.match(e.message, /keys.*add (a key pattern that matches them \('~<namespace>:\*'|'~products:\*')/);
+  assert.match(e.message, /keys.*add (a key pattern that matches them \('~<namespace>:\{\*'|'~products:\{\*')/);
   // A script's own key refusal names the namespace's pattern from its KEYS.
   const redis = await as("nokeys", 3);
   const { Script } = await import("../../resp/script.ts");
-  await setUser("nokeys2", [], { "~products:*": "~products:{a}*" });
+  await setUser("nokeys2", [], { "~products:{*": "~products:{a}*" });
   const inner = new Script("\nreturn redis.call('GET', 'products:{b}:data')");
   const redis2 = await as("nokeys2", 3);
   const e2 = (await rejects(() => inner.run(redis2, ["products:{a}:data"], []), RedisReplyError)) as RedisReplyError;
   assert.is(e2.code, "NOPERM");
   assert.match(
     e2.message,
-    /calls 'get' at line 2 and this user may not access the keys 'get' uses; add '~products:\*'/,
+    /calls 'get' at line 2 and this user may not access the keys 'get' uses; add '~products:\{\*'/,
   );
   redis.destroy();
 });
 
 Acl("without the channel pattern: a NOPERM naming the namespace's channel pattern", async () => {
-  await setUser("nochannels", [], { "&products:*": "&elsewhere:*" });
+  await setUser("nochannels", [], { "&products:published": "&elsewhere:published" });
   const e = await firstFailure("nochannels");
   assert.is(e.code, "NOPERM");
   assert.match(
     e.message,
-    /calls 'publish' at line \d+ and this user may not publish to the channel 'publish' names; add '&products:\*'/,
+    /calls 'publish' at line \d+ and this user may not publish to the channel 'publish' names; add '&products:published'/,
   );
 });
 
@@ -238,7 +255,7 @@ Acl("without +client|setname on RESP2: connected without the name, an event says
   try {
     assert.equal(seen.map((e) => e.type), ["connect", "name-refused", "ready"]);
     assert.is((seen[1]!.error as RedisReplyError).code, "NOPERM");
-    assert.is(await redis.send(["GET", "products:x"]), null);
+    assert.is(await redis.send(["GET", "products:{x}:data"]), null);
   } finally {
     redis.destroy();
   }

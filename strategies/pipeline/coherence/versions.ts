@@ -1,6 +1,7 @@
 /**
  * The namespace epoch and the tag versions: random tokens, each in its own
- * key (`<namespace>:epoch`, `<namespace>:tag:<tag>`). Every envelope records
+ * key (`<namespace>:{}:epoch`, `<namespace>:{}:tag:<tag>`: see
+ * `version_keys.ts`). Every envelope records
  * the epoch and the versions of its tags as they were when its load started;
  * a value whose epoch or any tag version is no longer current is a miss.
  * `clear()` and `invalidateTags()` write a new token: one command per call
@@ -20,6 +21,7 @@
 import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike, Reply } from "../../../resp/types.ts";
 import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
+import { epochKeyOf, escapeTag, tagKeyPrefix } from "./version_keys.ts";
 
 /** What the versions need of their cache. */
 export interface VersionsContext {
@@ -59,6 +61,12 @@ export class Versions implements InvalidationConsumer {
   readonly #cache: VersionsContext;
   /** Known current tokens by key; only while tracked. */
   readonly #known = new Map<string, string>();
+  /**
+   * The same tokens of tags, by tag: a hit looks its tags up without
+   * escaping them into keys. Each key's tag, to forget it by key.
+   */
+  readonly #knownTags = new Map<string, string>();
+  readonly #tagOfKey = new Map<string, string>();
   /** Token reads in flight by key. */
   readonly #reading = new Map<string, Promise<string>>();
   readonly epochKey: string;
@@ -66,19 +74,19 @@ export class Versions implements InvalidationConsumer {
 
   constructor(context: VersionsContext) {
     this.#cache = context;
-    this.epochKey = `${context.namespace}:epoch`;
-    this.#tagPrefix = `${context.namespace}:tag:`;
+    this.epochKey = epochKeyOf(context.namespace);
+    this.#tagPrefix = tagKeyPrefix(context.namespace);
     context.invalidations.consume(this);
   }
 
   /** The key holding `tag`'s version. */
   tagKey(tag: string): string {
-    return this.#tagPrefix + tag;
+    return this.#tagPrefix + escapeTag(tag);
   }
 
   /** The version of `tag` if it is known (tracked) now, without I/O. */
   knownTag(tag: string): string | undefined {
-    return this.#known.get(this.#tagPrefix + tag);
+    return this.#knownTags.get(tag);
   }
 
   /** The current epoch, read (and created when missing) unless it is known. */
@@ -100,10 +108,7 @@ export class Versions implements InvalidationConsumer {
 
   /** The current versions of `tags`, in order, read (and created when missing) unless known. */
   async tagVersions(tags: readonly string[]): Promise<string[]> {
-    return await Promise.all(tags.map((tag) => {
-      const key = this.#tagPrefix + tag;
-      return this.#known.get(key) ?? this.#read(key);
-    }));
+    return await Promise.all(tags.map((tag) => this.#knownTags.get(tag) ?? this.#read(this.tagKey(tag), tag)));
   }
 
   /** What a load that starts now publishes with. */
@@ -123,7 +128,7 @@ export class Versions implements InvalidationConsumer {
     if (known !== epoch) return false;
     let unknown = false;
     for (let i = 0; i < tags.length; i++) {
-      const v = this.#known.get(this.#tagPrefix + tags[i]!);
+      const v = this.#knownTags.get(tags[i]!);
       if (v === undefined) unknown = true;
       else if (v !== versions[i]) return false;
     }
@@ -164,7 +169,7 @@ export class Versions implements InvalidationConsumer {
   async bump(tags: readonly string[], channel: string): Promise<string[]> {
     const options = timeoutOptions(this.#cache.commandTimeoutMs, "commandTimeoutMs");
     return await Promise.all(tags.map(async (tag) => {
-      const key = this.#tagPrefix + tag;
+      const key = this.tagKey(tag);
       await this.#cache.redis.send(["SET", key, token()], options);
       await this.#cache.redis.send(["PUBLISH", channel, key], options);
       return key;
@@ -173,18 +178,26 @@ export class Versions implements InvalidationConsumer {
 
   invalidate(keys: readonly string[]): void {
     if (this.#known.size === 0) return;
-    for (const key of keys) this.#known.delete(key);
+    for (const key of keys) {
+      if (!this.#known.delete(key)) continue;
+      const tag = this.#tagOfKey.get(key);
+      if (tag === undefined) continue;
+      this.#tagOfKey.delete(key);
+      this.#knownTags.delete(tag);
+    }
   }
 
   reset(): void {
     this.#known.clear();
+    this.#knownTags.clear();
+    this.#tagOfKey.clear();
   }
 
-  // Concurrent readers of a token share one read.
-  #read(key: string): Promise<string> {
+  // Concurrent readers of a token share one read. `tag`: the tag whose key it is.
+  #read(key: string, tag?: string): Promise<string> {
     let reading = this.#reading.get(key);
     if (reading === undefined) {
-      reading = this.#current(key).finally(() => this.#reading.delete(key));
+      reading = this.#current(key, tag).finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
     return reading;
@@ -192,7 +205,7 @@ export class Versions implements InvalidationConsumer {
 
   // Read a token, creating it when missing. SET NX then GET leave in one
   // write: whoever creates it first wins and everyone reads the winner's.
-  async #current(key: string): Promise<string> {
+  async #current(key: string, tag: string | undefined): Promise<string> {
     const c = this.#cache;
     const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
     const marker = c.invalidations.begin(key);
@@ -234,7 +247,13 @@ export class Versions implements InvalidationConsumer {
       }
     }
     if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
-    if (c.invalidations.end(marker)) this.#known.set(key, value);
+    if (c.invalidations.end(marker)) {
+      this.#known.set(key, value);
+      if (tag !== undefined) {
+        this.#knownTags.set(tag, value);
+        this.#tagOfKey.set(key, tag);
+      }
+    }
     return value;
   }
 }
