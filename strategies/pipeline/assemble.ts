@@ -90,6 +90,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     namespace,
     invalidations,
     commandTimeoutMs,
+    now,
     channel,
     // Not counted here: the get it serves is counted once, where its write is refused.
     servesThrough: (error) => settings.failOpen && isWriteRefusal(error),

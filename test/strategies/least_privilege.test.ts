@@ -24,7 +24,7 @@ import { until } from "../support/wait.ts";
  * (the test checks the page holds it verbatim, and runs every call as it).
  */
 const RULE = "ACL SETUSER app on >app-password resetkeys ~products:{* resetchannels &products:published -@all " +
-  "+get +set +setrange +del +exists +pexpire +time +eval +evalsha +publish +subscribe +unsubscribe " +
+  "+get +set +setrange +del +exists +pexpire +pttl +time +eval +evalsha +publish +subscribe +unsubscribe " +
   "+hello +client|setname +client|tracking";
 
 const NS = "products";
@@ -163,6 +163,24 @@ Acl(
     }
   },
 );
+
+Acl("without +pttl: every call still works, and the version keys still get their TTL", async () => {
+  await setUser("nopttl", ["+pttl"]);
+  const redis = await as("nopttl", 3);
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: NS }, near(), lease());
+  try {
+    assert.is(await cache.get("pttl-1", () => "v1", { tags: ["pttl"] }), "v1");
+    await until(async () =>
+      (await cache.get("pttl-1", () => "x", { tags: ["pttl"] })) === "v1" && cache.stats().nearHits > 0
+    );
+    await cache.invalidateTags(["pttl"]);
+    assert.is(await cache.get("pttl-1", () => "v2", { tags: ["pttl"] }), "v2");
+    assert.ok(Number(await db.redis.send(["PTTL", `${NS}:{}:tag:pttl`])) > 0);
+    assert.ok(Number(await db.redis.send(["PTTL", `${NS}:{}:epoch`])) > 0);
+  } finally {
+    await cache.close();
+  }
+});
 
 Acl("without +publish: the publish script's refusal is a NOPERM naming PUBLISH and '+publish'", async () => {
   await setUser("nopublish", ["+publish"]);

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { intInRange, positiveInt, timeoutOptions } from "../../../resp/shared/mod.ts";
+import { intInRange, positiveInt } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { FillRequest } from "../../contract.ts";
 import type { BatchLoaderContext, Identity, LoaderContext } from "../../types.ts";
-import { type Stamp, token, type Versions } from "../coherence/mod.ts";
+import type { Stamp, Versions } from "../coherence/mod.ts";
 import { checkTags } from "./tags.ts";
 
 /** What the loader chose for one value; untouched fields keep the call's settings. */
@@ -82,25 +82,9 @@ export class LoaderChoices {
     choice.tagVersions = versions;
   }
 
-  // A tag's version as of now: the known one, or a GET sent now. A tag
-  // without a version yet gets ours (SET NX); if another version landed
-  // between our GET and our SET NX, it may be an invalidation that came after
-  // this call, so the value takes a version of its own that nothing matches:
-  // a miss, never a value an invalidation should have dropped.
-  async #version(tag: string): Promise<string> {
-    const c = this.#cache;
-    const known = c.versions.knownTag(tag);
-    if (known !== undefined) return known;
-    const key = c.versions.tagKey(tag);
-    const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
-    const now = await c.redis.send(["GET", key], options);
-    if (typeof now === "string") return now;
-    const mine = token();
-    const [, stored] = await Promise.all([
-      c.redis.send(["SET", key, mine, "NX"], options),
-      c.redis.send(["GET", key], options),
-    ]);
-    return stored === mine ? mine : token();
+  // A tag's version as of now (see Versions.tagVersionNow).
+  #version(tag: string): Promise<string> {
+    return this.#cache.versions.tagVersionNow(tag);
   }
 
   skip(index: number): void {
