@@ -6,7 +6,7 @@
  * @module
  */
 import type { CacheStats } from "./events.ts";
-import type { GetOptions, SetOptions, WarmOptions } from "./options.ts";
+import type { CloseOptions, GetOptions, SetOptions, WarmOptions } from "./options.ts";
 import type { BatchLoaderContext, CacheResult, Identity, InvalidationMode, Keys, Loader } from "./types.ts";
 
 /** What {@linkcode Cache.warm} did, counting unique identities. */
@@ -166,11 +166,27 @@ export interface Cache<T> {
    */
   invalidationMode(): InvalidationMode;
   /**
-   * Refuse new calls, wait for the calls already running (one still reading
-   * its entry then starts no load and no refresh: a miss rejects as closed, or
-   * gets its stale-if-error value) and for the loads and background refreshes
-   * they started, then release subscriptions and tracking. Nothing starts
-   * after it resolves. The Redis connection stays open.
+   * Refuse new calls (`ClosedError`), serve the calls already running (a
+   * get that was reading still loads on a miss; none starts a background
+   * refresh), wait for them and for the loads and refreshes they started,
+   * then release subscriptions and tracking. Nothing starts after it
+   * resolves. The Redis connection stays open. With `timeoutMs`, the wait is
+   * bounded: what still runs then is ended (callers reject with
+   * `ClosedError`, loaders' signals fire, held leases are released).
+   *
+   * @param options how long to wait at most.
+   * @returns a promise that settles once the cache holds nothing.
+   * @throws {RangeError} for a `timeoutMs` that is not a non-negative integer.
+   * @example Stop within two seconds, whatever a loader does
+   * ```ts
+   * import { connect, pipeline } from "@herdless/herdless";
+   * const redis = await connect(process.env.REDIS_URL);
+   * const cache = pipeline({ redis, ttlMs: 1000, namespace: "close-example" });
+   * const stuck = cache.get("slow", () => new Promise<string>(() => {})); // a loader that never settles
+   * await cache.close({ timeoutMs: 2_000 });
+   * console.log(await stuck.catch((e: Error) => e.name)); // ClosedError
+   * await redis.close();
+   * ```
    */
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
 }

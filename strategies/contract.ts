@@ -296,6 +296,8 @@ export interface StoredEntry {
   readonly tagVersions: readonly string[];
   /** Size of the stored envelope in bytes (UTF-16 code units for text), its payload counted inflated when compressed. */
   readonly size: number;
+  /** The loader's validator stored with the value (`setEtag`), for a conditional refresh. */
+  readonly etag?: string | undefined;
 }
 
 /** What a fill step is asked to do. Strategies pass a copy (`{ ...req, x }`) downstream. */

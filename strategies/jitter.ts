@@ -4,13 +4,16 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./contract.ts";
-import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
+import { checkedOptions, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode jitter}. */
 export interface JitterOptions {
   /** How far below the TTL a published fresh window may be drawn, in ms; less than the TTL. */
   spreadMs: number;
 }
+
+/** Every option of {@linkcode JitterOptions}: any other key is refused, naming the close one. */
+const JITTER_OPTIONS = Object.keys({ spreadMs: true } satisfies Record<keyof JitterOptions, true>);
 
 /** The strategy {@linkcode jitter} returns, with its setting. */
 export interface JitterStrategy extends Strategy {
@@ -43,7 +46,7 @@ export interface JitterStrategy extends Strategy {
  * ```
  */
 export function jitter(options: JitterOptions): JitterStrategy {
-  const o = optionsObject<JitterOptions>("create jitter", options);
+  const o = checkedOptions<JitterOptions>("create jitter", "jitter()", options, JITTER_OPTIONS);
   const spreadMs = positiveInt("create jitter", "spreadMs", o.spreadMs);
   let cache: CacheContext | undefined;
   function checkTtl(ttlMs: number): void {
@@ -62,6 +65,11 @@ export function jitter(options: JitterOptions): JitterStrategy {
     write(plan) {
       if (plan.negative) return;
       const r = cache?.random() ?? Math.random();
+      // Checked here, where it is drawn: a draw outside [0, 1] would reach
+      // the publication as a TTL of NaN or of a window past the one asked for.
+      if (!(r >= 0 && r <= 1)) {
+        throw new RangeError(`Cannot use jitter: the pipeline's 'random' must return a number in [0, 1), got ${r}`);
+      }
       // floor(r * (spread + 1)) covers every whole ms in [0, spread]; r = 1
       // (a generous injected random) is clamped rather than overshooting.
       plan.freshMs -= spreadMs - Math.min(spreadMs, Math.floor(r * (spreadMs + 1)));

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { clearInterval, setInterval } from "node:timers";
-import { boolean, optionsObject, positiveInt, timeoutOptions } from "../resp/shared/mod.ts";
+import { boolean, checkedOptions, positiveInt, timeoutOptions } from "../resp/shared/mod.ts";
 import { TimeoutError, timeoutMessage } from "../resp/errors.ts";
 import { releaseLease, renewLease } from "./_lease_scripts.ts";
 import type { CacheContext, Fill, FillRequest, Outcome, Strategy, Ticket } from "./contract.ts";
@@ -52,6 +52,14 @@ export interface LeaseOptions {
    */
   pollMs?: number;
 }
+
+/** Every option of {@linkcode LeaseOptions}: any other key is refused, naming the close one. */
+const LEASE_OPTIONS = Object.keys(
+  { leaseMs: true, waitMs: true, renew: true, maxHoldMs: true, pollMs: true } satisfies Record<
+    keyof LeaseOptions,
+    true
+  >,
+);
 
 /** The strategy {@linkcode lease} returns, with its settings. */
 export interface LeaseStrategy extends Strategy {
@@ -108,7 +116,7 @@ const PUSH_POLL_MS = 250;
  * ```
  */
 export function lease(options?: LeaseOptions): LeaseStrategy {
-  const o = optionsObject<LeaseOptions>("create lease", options);
+  const o = checkedOptions<LeaseOptions>("create lease", "lease()", options, LEASE_OPTIONS);
   const leaseMs = positiveInt("create lease", "leaseMs", o.leaseMs ?? 1500);
   const waitMs = positiveInt("create lease", "waitMs", o.waitMs ?? 2000);
   const renew = boolean("create lease", "renew", o.renew ?? false);
@@ -125,6 +133,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     );
   }
   let cache: CacheContext | undefined;
+  /** The leases this cache's loads hold now. */
+  const held = new Set<{ readonly req: FillRequest; readonly token: string }>();
 
   function context(): CacheContext {
     if (cache === undefined) throw new Error("Cannot use lease(): it has not joined a pipeline");
@@ -145,6 +155,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   }
 
   async function own(c: CacheContext, next: Fill, req: FillRequest, token: string, takenAt: number): Promise<Outcome> {
+    const holding = { req, token };
+    held.add(holding);
     let timer: ReturnType<typeof setInterval> | undefined;
     if (renew) {
       // A loader that never settles must not keep the key from every other
@@ -195,9 +207,11 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
       return outcome;
     } finally {
       clearInterval(timer);
+      // Released by a close() that ran out of time while the load ran.
+      const mine = held.delete(holding);
       // Publication dropped the lease already; otherwise (a failure, a
       // not-found that is not cached) waiters must not sit out the lease.
-      if (outcome?.published !== true) await release(c, req, token);
+      if (mine && outcome?.published !== true) await release(c, req, token);
     }
   }
 
@@ -211,6 +225,17 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     pollMs,
     attach(c) {
       cache = c;
+    },
+    // Runs once the cache drained, or when a close() ran out of time: a load
+    // still holding its lease then (a loader that ignores its signal) gives
+    // it up, so waiters in other processes take over now rather than at its
+    // expiry; its publication, if it ever comes, fails the token check.
+    async close() {
+      const c = cache;
+      if (c === undefined || held.size === 0) return;
+      const leases = [...held];
+      held.clear();
+      await Promise.all(leases.map(({ req, token }) => release(c, req, token)));
     },
     fill(next) {
       return async function leased(req) {

@@ -4,7 +4,7 @@
  * @module
  */
 import { clearTimeout, setTimeout } from "node:timers";
-import { nonNegativeInt, onAbort, optionsObject, positiveInt } from "../resp/shared/mod.ts";
+import { checkedOptions, nonNegativeInt, onAbort, positiveInt } from "../resp/shared/mod.ts";
 import { OverloadedError } from "./errors.ts";
 import type { CacheContext, LoadRequest, Strategy } from "./contract.ts";
 
@@ -15,6 +15,9 @@ export interface LimitOptions {
   /** How long a load may queue for a free slot before it is shed; 0 sheds at once. @default {0} */
   queueMs?: number;
 }
+
+/** Every option of {@linkcode LimitOptions}: any other key is refused, naming the close one. */
+const LIMIT_OPTIONS = Object.keys({ concurrency: true, queueMs: true } satisfies Record<keyof LimitOptions, true>);
 
 /** The strategy {@linkcode limit} returns, with its settings and live counts. */
 export interface LimitStrategy extends Strategy {
@@ -60,7 +63,7 @@ interface Queued {
  * ```
  */
 export function limit(options: LimitOptions): LimitStrategy {
-  const o = optionsObject<LimitOptions>("create limit", options);
+  const o = checkedOptions<LimitOptions>("create limit", "limit()", options, LIMIT_OPTIONS);
   const concurrency = positiveInt("create limit", "concurrency", o.concurrency);
   const queueMs = nonNegativeInt("create limit", "queueMs", o.queueMs ?? 0);
   const queue: Queued[] = [];

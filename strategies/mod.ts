@@ -18,7 +18,7 @@
 export { cacheStatus, type CacheStatusOptions, pipeline } from "./pipeline/mod.ts";
 export { prometheus, type PrometheusOptions, type StatsSource } from "./pipeline/mod.ts";
 export type { Cache, GetTraceContext, LoadMany, WarmReport } from "./cache.ts";
-export type { GetOptions, PipelineOptions, SetOptions, WarmOptions } from "./options.ts";
+export type { CloseOptions, GetOptions, PipelineOptions, SetOptions, WarmOptions } from "./options.ts";
 export type {
   BatchLoaderContext,
   CacheResult,

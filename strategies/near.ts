@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { optionsObject, positiveInt } from "../resp/shared/mod.ts";
+import { checkedOptions, positiveInt } from "../resp/shared/mod.ts";
 import type { CacheContext, LocalTier, StoredEntry, Strategy } from "./contract.ts";
 
 /** Options of {@linkcode near}. */
@@ -26,6 +26,11 @@ export interface NearOptions {
    */
   ttlMs?: number;
 }
+
+/** Every option of {@linkcode NearOptions}: any other key is refused, naming the close one. */
+const NEAR_OPTIONS = Object.keys(
+  { maxEntries: true, maxBytes: true, ttlMs: true } satisfies Record<keyof NearOptions, true>,
+);
 
 /** The strategy {@linkcode near} returns, with its settings. */
 export interface NearStrategy extends Strategy {
@@ -97,7 +102,7 @@ interface Node {
  * ```
  */
 export function near(options?: NearOptions): NearStrategy {
-  const o = optionsObject<NearOptions>("create near", options);
+  const o = checkedOptions<NearOptions>("create near", "near()", options, NEAR_OPTIONS);
   const maxEntries = positiveInt("create near", "maxEntries", o.maxEntries ?? 10_000);
   const maxBytes = o.maxBytes === undefined ? undefined : positiveInt("create near", "maxBytes", o.maxBytes);
   const ttlMs = o.ttlMs === undefined ? undefined : positiveInt("create near", "ttlMs", o.ttlMs);

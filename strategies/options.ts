@@ -115,3 +115,15 @@ export interface WarmOptions {
   /** Tags of the values loaded. */
   tags?: readonly string[];
 }
+
+/** Options of {@linkcode Cache.close}. */
+export interface CloseOptions {
+  /**
+   * The longest `close()` waits for the calls running and the work they
+   * started, in ms. When it runs out, every call still waiting rejects with
+   * `ClosedError`, the loaders' signals fire, held leases are released, and
+   * `close()` resolves without waiting for a loader that ignores its signal.
+   * Unset: `close()` waits for all of it, however long.
+   */
+  timeoutMs?: number;
+}

@@ -4,7 +4,8 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./contract.ts";
-import { nonNegativeInt, optionsObject, positiveInt } from "../resp/shared/mod.ts";
+import { checkWindow } from "./limits.ts";
+import { checkedOptions, positiveInt } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode swr}. */
 export interface SwrOptions {
@@ -23,6 +24,11 @@ export interface SwrOptions {
    */
   softTimeoutMs?: number;
 }
+
+/** Every option of {@linkcode SwrOptions}: any other key is refused, naming the close one. */
+const SWR_OPTIONS = Object.keys(
+  { staleMs: true, ifErrorMs: true, maxRefreshes: true, softTimeoutMs: true } satisfies Record<keyof SwrOptions, true>,
+);
 
 /** The strategy {@linkcode swr} returns, with its settings. */
 export interface SwrStrategy extends Strategy {
@@ -74,9 +80,9 @@ export interface SwrStrategy extends Strategy {
  * ```
  */
 export function swr(options: SwrOptions): SwrStrategy {
-  const o = optionsObject<SwrOptions>("create swr", options);
-  const staleMs = nonNegativeInt("create swr", "staleMs", o.staleMs);
-  const ifErrorMs = nonNegativeInt("create swr", "ifErrorMs", o.ifErrorMs ?? 0);
+  const o = checkedOptions<SwrOptions>("create swr", "swr()", options, SWR_OPTIONS);
+  const staleMs = checkWindow("create swr", "staleMs", o.staleMs, 0);
+  const ifErrorMs = checkWindow("create swr", "ifErrorMs", o.ifErrorMs ?? 0, 0);
   const maxRefreshes = positiveInt("create swr", "maxRefreshes", o.maxRefreshes ?? 16);
   const softTimeoutMs = o.softTimeoutMs === undefined
     ? undefined

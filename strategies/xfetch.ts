@@ -5,13 +5,16 @@
  * @module
  */
 import type { CacheContext, Strategy } from "./contract.ts";
-import { optionsObject, positiveNumber } from "../resp/shared/mod.ts";
+import { checkedOptions, positiveNumber } from "../resp/shared/mod.ts";
 
 /** Options of {@linkcode xfetch}. */
 export interface XfetchOptions {
   /** Eagerness: above 1 refreshes earlier, below 1 later. @default {1} */
   beta?: number;
 }
+
+/** Every option of {@linkcode XfetchOptions}: any other key is refused, naming the close one. */
+const XFETCH_OPTIONS = Object.keys({ beta: true } satisfies Record<keyof XfetchOptions, true>);
 
 /** The strategy {@linkcode xfetch} returns, with its setting. */
 export interface XfetchStrategy extends Strategy {
@@ -49,7 +52,7 @@ export interface XfetchStrategy extends Strategy {
  * ```
  */
 export function xfetch(options?: XfetchOptions): XfetchStrategy {
-  const o = optionsObject<XfetchOptions>("create xfetch", options);
+  const o = checkedOptions<XfetchOptions>("create xfetch", "xfetch()", options, XFETCH_OPTIONS);
   const beta = positiveNumber("create xfetch", "beta", o.beta ?? 1);
   let random: () => number = Math.random;
   return {

@@ -66,6 +66,7 @@ Exports("exactly these types", async () => {
     "CacheResult",
     "CacheStats",
     "CacheStatusOptions",
+    "CloseOptions",
     "ClusterOptions",
     "ClusterStats",
     "CoalesceStrategy",

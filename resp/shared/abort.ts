@@ -64,3 +64,47 @@ export function race<T>(promise: Promise<T>, signal: AbortSignal | undefined): P
     );
   });
 }
+
+/** Races of many promises against one signal, with one listener for all (see {@linkcode raceGroup}). */
+export interface RaceGroup {
+  /** Settle with `promise`, or reject with the signal's reason once it aborts. */
+  race<T>(promise: Promise<T>): Promise<T>;
+  /** Stop listening (the races still pending then only settle with their promises). */
+  dispose(): void;
+}
+
+/**
+ * Race many promises against `signal` with one listener on it, however many
+ * there are: a batch of a thousand identities racing one caller's signal
+ * would otherwise add a thousand listeners to it (and Node warns past ten).
+ */
+export function raceGroup(signal: AbortSignal | undefined): RaceGroup {
+  if (signal === undefined) return { race: (promise) => promise, dispose: nothing };
+  const pending = new Set<(reason: unknown) => void>();
+  const stop = onAbort(signal, () => {
+    for (const reject of pending) reject(signal.reason);
+    pending.clear();
+  });
+  return {
+    race<T>(promise: Promise<T>): Promise<T> {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      return new Promise<T>((resolve, reject) => {
+        pending.add(reject);
+        promise.then(
+          (value) => {
+            pending.delete(reject);
+            resolve(value);
+          },
+          (error) => {
+            pending.delete(reject);
+            reject(error);
+          },
+        );
+      });
+    },
+    dispose() {
+      stop();
+      pending.clear();
+    },
+  };
+}

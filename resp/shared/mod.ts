@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { listenAbort, onAbort, race, unlistenAbort } from "./abort.ts";
+export { listenAbort, onAbort, race, type RaceGroup, raceGroup, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
 export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";
@@ -15,6 +15,7 @@ export { commandChannel, eventChannel, getChannel, type Traceable, traced } from
 export {
   abortSignal,
   boolean,
+  checkedOptions,
   closestName,
   func,
   intInRange,

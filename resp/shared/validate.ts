@@ -125,6 +125,29 @@ export function knownOptions(
   }
 }
 
+/**
+ * `options` checked as {@linkcode optionsObject} does, then for keys it does
+ * not know ({@linkcode knownOptions}): what a factory or a call does first
+ * with the options it was given.
+ *
+ * @param where the action, for a non-object: `"create lease"`.
+ * @param call the function, for an unknown key: `"lease()"`.
+ * @param options the options as given (`undefined`: none).
+ * @param allowed every name they may hold.
+ * @returns the options, typed.
+ * @throws {TypeError} for a non-object, or naming the first unknown key (and the close name it resembles).
+ */
+export function checkedOptions<T extends object>(
+  where: string,
+  call: string,
+  options: unknown,
+  allowed: readonly string[] | ReadonlySet<string>,
+): Partial<T> {
+  const o = optionsObject<T>(where, options);
+  if (options !== undefined) knownOptions(call, o, allowed);
+  return o;
+}
+
 function isNameList(allowed: readonly string[] | ReadonlySet<string>): allowed is readonly string[] {
   return Array.isArray(allowed);
 }
@@ -139,12 +162,18 @@ function unknownOption(where: string, key: string, names: ReadonlySet<string>, p
  * The allowed name nearest to `key` when it is near enough to be what was
  * meant: the same ignoring case, or within an edit distance (a swap of two
  * neighbours counts as one edit) of 1 for names of up to 3 characters, 2 up
- * to 8, 3 beyond, counted on the shorter of the two. The first of equals wins.
+ * to 8, 3 beyond, counted on the shorter of the two. The first of equals
+ * wins. Failing that, the one name that begins as the key does over its
+ * first four characters (three for a three-character key): `leaseTime`
+ * meant `leaseMs`, `ttl` meant `ttlMs`.
  */
 export function closestName(key: string, names: Iterable<string>): string | undefined {
   const lower = key.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
+  const stem = lower.slice(0, 4);
+  let stemmed: string | undefined;
+  let stems = 0;
   for (const name of names) {
     const shorter = Math.min(name.length, key.length);
     const bound = shorter <= 3 ? 1 : shorter <= 8 ? 2 : 3;
@@ -153,8 +182,12 @@ export function closestName(key: string, names: Iterable<string>): string | unde
       best = name;
       bestDistance = d;
     }
+    if (stem.length >= 3 && name.toLowerCase().startsWith(stem)) {
+      stemmed = name;
+      stems++;
+    }
   }
-  return best;
+  return best ?? (stems === 1 ? stemmed : undefined);
 }
 
 /**

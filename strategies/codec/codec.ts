@@ -15,6 +15,15 @@ import { CodecError } from "../errors.ts";
  * `decode` throwing makes the stored value a miss, counted in `decodeErrors`.
  */
 export interface Codec<T> {
+  /**
+   * The name written with every value it encodes (letters, digits, `.`,
+   * `_`, `-`; at most 64): a cache whose codec has another name takes such
+   * an entry for a miss (a `decode-error` naming both) instead of decoding
+   * it into a value of the wrong type. Give two incompatible codecs
+   * different names.
+   * @default {"custom"}
+   */
+  readonly name?: string;
   /** The payload to store for `value`. */
   encode(value: T): string | Uint8Array;
   /** The value a stored payload stands for (a copy the caller may keep). */
@@ -26,7 +35,10 @@ export type CodecOption<T> = "json" | "string" | "bytes" | Codec<T>;
 
 /** A codec with a name, decoding text or bytes (an adapter may return text). */
 export interface ResolvedCodec {
+  /** How messages name it (`compressed json`). */
   readonly name: string;
+  /** The name envelopes carry (`json` for `compressed("json")` too: it reads both). */
+  readonly id: string;
   /** Read its values as bytes (`buffers: true`); text codecs get the client's string, decoded once. */
   readonly binary: boolean;
   encode(value: unknown): string | Uint8Array;
@@ -60,6 +72,7 @@ function refused(refusal: Refusal, cause?: unknown): CodecError {
 
 const json: ResolvedCodec = {
   name: "json",
+  id: "json",
   binary: false,
   encode(value) {
     let out: string | undefined;
@@ -85,6 +98,7 @@ const LONE_SURROGATE = /[\ud800-\udfff]/u;
 
 const string: ResolvedCodec = {
   name: "string",
+  id: "string",
   binary: false,
   encode(value) {
     if (typeof value !== "string") throw new CodecError(`expected a string, got ${kind(value)}`);
@@ -99,6 +113,7 @@ const string: ResolvedCodec = {
 
 const bytes: ResolvedCodec = {
   name: "bytes",
+  id: "bytes",
   binary: true,
   encode(value) {
     if (!(value instanceof Uint8Array)) throw new CodecError(`expected a Uint8Array, got ${kind(value)}`);
@@ -129,8 +144,17 @@ export function resolveCodec(option: unknown): ResolvedCodec {
     typeof (option as Codec<unknown>).decode === "function"
   ) {
     const custom = option as Codec<unknown>;
+    const id = custom.name ?? "custom";
+    if (typeof id !== "string" || !/^[A-Za-z0-9._-]{1,64}$/.test(id)) {
+      throw new TypeError(
+        `Cannot create pipeline: the codec's 'name' must be 1 to 64 letters, digits, '.', '_' or '-', got ${
+          JSON.stringify(id)
+        }`,
+      );
+    }
     return {
-      name: "custom",
+      name: id === "custom" ? "custom" : `custom ${id}`,
+      id,
       binary: true,
       encode: (value) => custom.encode(value),
       // The same fresh copy as for bytes: the codec may keep it.

@@ -13,7 +13,7 @@
  * @module
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { intInRange, nonNegativeInt, optionsObject } from "../../resp/shared/mod.ts";
+import { checkedOptions, intInRange, nonNegativeInt } from "../../resp/shared/mod.ts";
 import { type Codec, type CodecOption, COMPRESSION, resolveCodec, type ResolvedCodec } from "./codec.ts";
 
 /** Options of {@linkcode compressed}. */
@@ -42,6 +42,10 @@ export interface CompressedOptions {
    */
   maxInflatedBytes?: number;
 }
+
+const COMPRESSED_OPTIONS = Object.keys(
+  { minBytes: true, maxInflatedBytes: true } satisfies Record<keyof CompressedOptions, true>,
+);
 
 const encoder = new TextEncoder();
 
@@ -115,7 +119,7 @@ export function inflate(payload: Uint8Array, maxBytes: number): Uint8Array {
  * ```
  */
 export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?: CompressedOptions): Codec<T> {
-  const o = optionsObject<CompressedOptions>("create compressed codec", options ?? {});
+  const o = checkedOptions<CompressedOptions>("create compressed codec", "compressed()", options, COMPRESSED_OPTIONS);
   const minBytes = nonNegativeInt("create compressed codec", "minBytes", o.minBytes ?? 1024);
   const maxInflatedBytes = intInRange(
     "create compressed codec",
@@ -140,6 +144,7 @@ export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?
   }
   const resolved: ResolvedCodec = Object.freeze({
     name: `compressed ${inner.name}`,
+    id: inner.id,
     // Compressed payloads are bytes: text codecs then decode bytes too.
     binary: true,
     encode: inner.encode,

@@ -16,14 +16,26 @@
  *
  * @module
  */
-import { func, optionsObject, positiveInt } from "../../resp/shared/mod.ts";
+import { abortSignal, checkedOptions, func, nonNegativeInt, positiveInt, raceGroup } from "../../resp/shared/mod.ts";
 import type { Cache, LoadMany, WarmReport } from "../cache.ts";
 import type { Strategy } from "../contract.ts";
 import type { CacheStats } from "../events.ts";
-import type { GetOptions, PipelineOptions, SetOptions, WarmOptions } from "../options.ts";
+import type { CloseOptions, GetOptions, PipelineOptions, SetOptions, WarmOptions } from "../options.ts";
 import type { CacheResult, Identity, InvalidationMode, Keys, Loader } from "../types.ts";
 import { assemble, type Parts } from "./assemble.ts";
-import { CallDeadline, callOptions, getMany, type GetParts, Gets, Lifecycle, warm, Writes } from "./calls/mod.ts";
+import {
+  CallDeadline,
+  callOptions,
+  GET_OPTIONS,
+  getMany,
+  type GetParts,
+  Gets,
+  Lifecycle,
+  SET_OPTIONS,
+  warm,
+  WARM_OPTIONS,
+  Writes,
+} from "./calls/mod.ts";
 
 /**
  * Compose strategies into a cache. Strategies compose by what they do, not
@@ -54,6 +66,8 @@ import { CallDeadline, callOptions, getMany, type GetParts, Gets, Lifecycle, war
 export function pipeline<T = unknown>(options: PipelineOptions<T>, ...strategies: Strategy[]): Cache<T> {
   return new PipelineCache<T>(options as PipelineOptions<unknown>, strategies);
 }
+
+const CLOSE_OPTIONS = Object.keys({ timeoutMs: true } satisfies Record<keyof CloseOptions, true>);
 
 const MODE_GAUGE: Readonly<Record<InvalidationMode, number>> = { none: 0, tracking: 1, messages: 2 };
 
@@ -124,12 +138,14 @@ class PipelineCache<T> implements Cache<T> {
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot getMany: 'identities' must be an array, got ${typeof identities}`);
       }
-      const call = callOptions("getMany", options, this.#get.ttlMs, this.#get.strategies.checkTtl);
+      const call = callOptions("getMany", options, GET_OPTIONS, this.#get.ttlMs, this.#get.strategies.checkTtl);
       const deadline = new CallDeadline(
         `${identities.length} identities`,
+        "getMany",
         call.signal,
         call.timeoutMs,
         performance.now(),
+        this.#life.running,
       );
       try {
         return (await getMany(this.#get, {
@@ -152,22 +168,36 @@ class PipelineCache<T> implements Cache<T> {
       if (!Array.isArray(identities)) {
         throw new TypeError(`Cannot warm: 'identities' must be an array, got ${typeof identities}`);
       }
-      const o = optionsObject<WarmOptions>("warm", options);
+      const o = checkedOptions<WarmOptions>("warm", "warm()", options, WARM_OPTIONS);
+      if (o.signal !== undefined) abortSignal("warm", "signal", o.signal);
       const concurrency = positiveInt("warm", "concurrency", o.concurrency ?? 4);
       const call = callOptions(
         "warm",
         o.tags === undefined ? undefined : { tags: o.tags },
+        WARM_OPTIONS,
         this.#get.ttlMs,
         this.#get.strategies.checkTtl,
       );
+      const deadline = new CallDeadline(
+        `${identities.length} identities`,
+        "warm",
+        o.signal,
+        undefined,
+        0,
+        this.#life.running,
+      );
+      const signal = deadline.signal;
+      const group = raceGroup(signal);
       return warm({
         identities,
         concurrency,
-        signal: o.signal,
+        signal,
         random: this.#parts.settings.random,
         key: (identity) => this.#parts.keys(identity).data,
-        one: (identity) =>
-          this.#gets.warmOne(identity, loader as Loader<unknown>, call, o.signal ?? new AbortController().signal),
+        one: (identity) => this.#gets.warmOne(identity, loader as Loader<unknown>, call, signal, group),
+      }).finally(() => {
+        group.dispose();
+        deadline.dispose();
       });
     });
   }
@@ -177,7 +207,7 @@ class PipelineCache<T> implements Cache<T> {
       if (value === undefined) {
         throw new TypeError("Cannot set: the value is undefined; use invalidate() to drop a value");
       }
-      const call = callOptions("set", options, this.#get.ttlMs, this.#get.strategies.checkTtl);
+      const call = callOptions("set", options, SET_OPTIONS, this.#get.ttlMs, this.#get.strategies.checkTtl);
       await this.#writes.set(this.#parts.keys(identity), identity, value, call);
     });
   }
@@ -209,19 +239,26 @@ class PipelineCache<T> implements Cache<T> {
     return this.#parts.invalidations.mode;
   }
 
-  close(): Promise<void> {
+  close(options?: CloseOptions): Promise<void> {
+    let timeoutMs: number | undefined;
+    try {
+      const o = checkedOptions<CloseOptions>("close", "close()", options, CLOSE_OPTIONS);
+      timeoutMs = o.timeoutMs === undefined ? undefined : nonNegativeInt("close", "timeoutMs", o.timeoutMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // New calls are refused from here on. Calls already running finish
     // first, and the loads and refreshes they started are tracked, so the
-    // drain that follows sees every one of them; what runs finishes and publishes.
+    // drain that follows sees every one of them; what runs finishes and
+    // publishes, unless `timeoutMs` runs out first.
     const p = this.#parts;
-    const closing = this.#life.close(async () => {
-      await p.background.drain();
+    const closing = this.#life.close(() => p.background.drain(), async () => {
       await Promise.all([
         ...p.strategies.strategies.map((s) => s.close?.()),
         p.invalidations.close(),
         p.wakeups.close?.(),
       ]);
-    });
+    }, timeoutMs);
     p.settings.waitUntil?.(closing.then(() => {}, () => {}));
     return closing;
   }

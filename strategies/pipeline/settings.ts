@@ -4,12 +4,13 @@
  *
  * @module
  */
-import { func, nonNegativeInt, optionsObject, positiveInt } from "../../resp/shared/mod.ts";
+import { checkedOptions, func, positiveInt, show } from "../../resp/shared/mod.ts";
 import type { RedisLike } from "../../resp/types.ts";
 import { resolveCodec, type ResolvedCodec } from "../codec/mod.ts";
 import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
 import type { Identity, WakeupSource } from "../types.ts";
+import { checkWindow } from "../limits.ts";
 import { checkNamespace } from "./read/mod.ts";
 
 /** A pipeline's settings, checked. */
@@ -37,16 +38,36 @@ export interface Settings {
 
 const WHERE = "create pipeline";
 
+/** Every option of `pipeline()`: any other key is refused, naming the close one. */
+const PIPELINE_OPTIONS = Object.keys(
+  {
+    redis: true,
+    ttlMs: true,
+    namespace: true,
+    negativeTtlMs: true,
+    codec: true,
+    commandTimeoutMs: true,
+    wakeups: true,
+    maxValueBytes: true,
+    failOpen: true,
+    now: true,
+    random: true,
+    onEvent: true,
+    waitUntil: true,
+    label: true,
+  } satisfies Record<keyof PipelineOptions<unknown>, true>,
+);
+
 /** Check `options`; the first bad setting throws, named. */
 export function checkSettings(options: PipelineOptions<unknown>): Settings {
-  const o = optionsObject<PipelineOptions<unknown>>(WHERE, options);
+  const o = checkedOptions<PipelineOptions<unknown>>(WHERE, "pipeline()", options, PIPELINE_OPTIONS);
   const redis = o.redis;
   if (redis === null || typeof redis !== "object" || typeof redis.send !== "function") {
     throw new TypeError("Cannot create pipeline: 'redis' must be an object with a send(command, options) function");
   }
-  const ttlMs = positiveInt(WHERE, "ttlMs", o.ttlMs);
+  const ttlMs = checkWindow(WHERE, "ttlMs", o.ttlMs, 1);
   const namespace = checkNamespace(o.namespace ?? "herdless");
-  const negativeTtlMs = nonNegativeInt(WHERE, "negativeTtlMs", o.negativeTtlMs ?? 0);
+  const negativeTtlMs = checkWindow(WHERE, "negativeTtlMs", o.negativeTtlMs ?? 0, 0);
   const commandTimeoutMs = positiveInt(WHERE, "commandTimeoutMs", o.commandTimeoutMs ?? 1000);
   const maxValueBytes = positiveInt(WHERE, "maxValueBytes", o.maxValueBytes ?? 512 * 1024 * 1024);
   const failOpen = o.failOpen ?? true;
@@ -67,7 +88,7 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
     failOpen,
     codec,
     wakeups,
-    now: func<() => number>(WHERE, "now", o.now ?? (() => performance.now())),
+    now: checkNow(func<() => number>(WHERE, "now", o.now ?? (() => performance.now()))),
     defaultNow: o.now === undefined,
     random: func<() => number>(WHERE, "random", o.random ?? Math.random),
     onEvent: o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent),
@@ -76,4 +97,14 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
       : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil),
     label: o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label),
   };
+}
+
+// A clock that does not tell time fails later, where it is read, naming
+// nothing (a publication's arguments, a deadline): asked once here instead.
+function checkNow(now: () => number): () => number {
+  const t = now();
+  if (typeof t !== "number" || !Number.isFinite(t)) {
+    throw new TypeError(`Cannot create pipeline: 'now' must return a finite number of ms, got ${show(t)}`);
+  }
+  return now;
 }

@@ -93,6 +93,33 @@ test("the cache on a paused server: a read that cannot finish ends with TimeoutE
   }
 });
 
+test("the cache on a paused server, a call's timeoutMs longer than commandTimeoutMs: the command's deadline runs out first, named", async ({ server, admin }) => {
+  const redis = await connect(server.url);
+  const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: "named", commandTimeoutMs: 150 });
+  try {
+    // Read once so tracking and the clock are settled: the stalled read is then one GET.
+    assert.is(await cache.get("warm", () => "v"), "v");
+    await admin.send(["CLIENT", "PAUSE", 800, "ALL"]);
+    const messages = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const e = (await rejects(
+        () => cache.get(`cold${i}`, () => "v", { timeoutMs: 2_000 }),
+        TimeoutError,
+      )) as TimeoutError;
+      // The setting that ran out, with its configured value: not the call's timeoutMs, and no measured time.
+      assert.equal([e.setting, e.timeoutMs], ["commandTimeoutMs", 150]);
+      assert.ok(e.waitedMs >= 150, "not before its deadline");
+      messages.add(e.message);
+    }
+    // One failure, one message: logs group it.
+    assert.equal([...messages], ["Command GET timed out: 'commandTimeoutMs' of 150 ms ran out"]);
+    assert.is(await admin.send(["PING"]), "PONG", "the pause is over");
+  } finally {
+    await cache.close();
+    redis.destroy();
+  }
+});
+
 test("the cache, SIGSTOP while an owner loads: waiters end with TimeoutError at their deadline, none falls through to the origin", async ({ server }) => {
   const a = await connect({ url: server.url, resp: 3 });
   const b = await connect(server.url);

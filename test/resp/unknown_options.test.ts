@@ -84,7 +84,7 @@ factories("connectSentinel() checks its own keys and the data node's", async () 
   await rejects(
     () => connectSentinel({ sentinels, name: "m", reconnect: { max: 1 } } as never),
     TypeError,
-    "Unknown option 'reconnect.max' for connectSentinel()",
+    "Unknown option 'reconnect.max' for connectSentinel(); did you mean 'reconnect.maxMs'?",
   );
 });
 

@@ -22,13 +22,15 @@ const FIELDS = {
   loadMs: 11,
   id: "id-1",
   epoch: "ep0ch",
+  codec: "json",
+  etag: undefined,
   tags: [] as string[],
   tagVersions: [] as string[],
 };
 
 Envelope("the envelope round-trips windows, ids, tags and payload, as text and as bytes", () => {
   const text = encodeEnvelope(FIELDS, `{"a":1}`);
-  assert.is(text, `hl2;v;0000000000000;3;5;7;0000011;id-1;ep0ch;;{"a":1}`);
+  assert.is(text, `hl3;v;0000000000000;3;5;7;0000011;id-1;ep0ch;json;;;{"a":1}`);
   assert.equal(decodeEnvelope(text), { ...FIELDS, publishedAt: 0, payload: `{"a":1}` });
   const bytes = encodeEnvelope(FIELDS, new Uint8Array([0, 13, 10, 255]));
   assert.instance(bytes, Uint8Array);
@@ -37,11 +39,16 @@ Envelope("the envelope round-trips windows, ids, tags and payload, as text and a
   // Tag names are percent-encoded, so any string is a tag.
   const tagged = { ...FIELDS, tags: ["user:1", "a,b=c;d", "é"], tagVersions: ["v1", "v2", "v3"] };
   const withTags = encodeEnvelope(tagged, "x") as string;
-  assert.is(withTags, "hl2;v;0000000000000;3;5;7;0000011;id-1;ep0ch;user%3A1=v1,a%2Cb%3Dc%3Bd=v2,%C3%A9=v3;x");
+  assert.is(withTags, "hl3;v;0000000000000;3;5;7;0000011;id-1;ep0ch;json;;user%3A1=v1,a%2Cb%3Dc%3Bd=v2,%C3%A9=v3;x");
   assert.equal(decodeEnvelope(withTags), { ...tagged, publishedAt: 0, payload: "x" });
   assert.equal(decodeEnvelope(new TextEncoder().encode(withTags)).tags, tagged.tags);
+  // An etag is percent-encoded, so any string is an etag.
+  const withEtag = encodeEnvelope({ ...FIELDS, etag: 'W/"a;b"' }, "x") as string;
+  assert.is(withEtag, "hl3;v;0000000000000;3;5;7;0000011;id-1;ep0ch;json;W%2F%22a%3Bb%22;;x");
+  assert.is(decodeEnvelope(withEtag).etag, 'W/"a;b"');
+  assert.is(decodeEnvelope(new TextEncoder().encode(withEtag)).etag, 'W/"a;b"');
   // The server's stamp replaces the placeholder in place.
-  const stamped = "hl2;n;1764547200123;0;0;0;3;id;e;;";
+  const stamped = "hl3;n;1764547200123;0;0;0;3;id;e;json;;;";
   assert.equal(decodeEnvelope(stamped), {
     negative: true,
     publishedAt: 1764547200123,
@@ -51,28 +58,32 @@ Envelope("the envelope round-trips windows, ids, tags and payload, as text and a
     loadMs: 3,
     id: "id",
     epoch: "e",
+    codec: "json",
+    etag: undefined,
     tags: [],
     tagVersions: [],
     payload: "",
   });
 });
 
-Envelope("anything that is not a version-2 envelope is refused with a reason, as text and as bytes", async () => {
+Envelope("anything that is not a version-3 envelope is refused with a reason, as text and as bytes", async () => {
   const bad = [
     "",
     "garbage",
-    'hl1;v;0;0;0;"version 1"',
-    "hl2;x;0000000000000;0;0;0;0;i;e;;",
-    "hl2;v;000000000000;0;0;0;0;i;e;;",
-    "hl2;v;00000000000000;0;0;0;0;i;e;;",
-    "hl2;v;0000000000000;-1;0;0;0;i;e;;",
-    "hl2;v;0000000000000;0;0;0;i;e;;",
-    "hl2;v;0000000000000;1e3;0;0;0;i;e;;",
-    "hl2;v;0000000000000;0;0;0;1234567890123456;i;e;;x",
-    "hl2;v;0000000000000;0;0;0;0;;e;;x",
-    "hl2;v;0000000000000;0;0;0;0;i;e;notag;x",
-    "hl2;v;0000000000000;0;0;0;0;i;e",
-    "hl2",
+    "hl3;x;0000000000000;0;0;0;0;i;e;json;;;",
+    "hl3;v;000000000000;0;0;0;0;i;e;json;;;",
+    "hl3;v;00000000000000;0;0;0;0;i;e;json;;;",
+    "hl3;v;0000000000000;-1;0;0;0;i;e;json;;;",
+    "hl3;v;0000000000000;0;0;0;i;e;json;;;",
+    "hl3;v;0000000000000;1e3;0;0;0;i;e;json;;;",
+    "hl3;v;0000000000000;0;0;0;1234567890123456;i;e;json;;;x",
+    "hl3;v;0000000000000;0;0;0;0;;e;json;;;x",
+    "hl3;v;0000000000000;0;0;0;0;i;e;;;;x",
+    "hl3;v;0000000000000;0;0;0;0;i;e;json;;notag;x",
+    "hl3;v;0000000000000;0;0;0;0;i;e;json",
+    `hl3;v;0000000000000;0;0;0;0;${"i".repeat(65)};e;json;;;x`,
+    `hl3;v;0000000000000;0;0;0;0;i;e;${"c".repeat(65)};;;x`,
+    "hl3",
   ];
   for (const raw of bad) {
     // The message quotes the start of what it found: the RegExp leaves that part out.
@@ -81,6 +92,14 @@ Envelope("anything that is not a version-2 envelope is refused with a reason, as
       () => decodeEnvelope(new TextEncoder().encode(raw)),
       Error,
       /^not a herdless envelope \(starts with ".*"\)$/,
+    );
+  }
+  // An entry of an older format is a miss for this version, said as such.
+  for (const raw of ['hl1;v;0;0;0;"version 1"', "hl2;v;0000000000000;3;5;7;0000011;id-1;ep0ch;;1"]) {
+    await rejects(
+      () => decodeEnvelope(raw),
+      Error,
+      /^an envelope of another format \("hl\d;"; this version reads "hl3;"\)$/,
     );
   }
   await rejects(
@@ -94,9 +113,9 @@ Envelope("anything that is not a version-2 envelope is refused with a reason, as
     `not a herdless envelope (starts with "\u00ff\\u0000h")`,
   );
   // 15 digits is the widest field, read exactly.
-  assert.equal(decodeEnvelope("hl2;v;0000000000000;0;999999999999999;0;7;i;e;;x").staleMs, 999_999_999_999_999);
+  assert.equal(decodeEnvelope("hl3;v;0000000000000;0;999999999999999;0;7;i;e;json;;;x").staleMs, 999_999_999_999_999);
   await rejects(
-    () => decodeEnvelope("hl2;n;0000000000000;0;0;0;0;i;e;;x"),
+    () => decodeEnvelope("hl3;n;0000000000000;0;0;0;0;i;e;json;;;x"),
     Error,
     "a not-found marker carries a payload",
   );
@@ -142,7 +161,7 @@ Codec("string stores text as is, multi-byte characters included", async () => {
   assert.is(await cache.get("s", () => "other"), "héllo ✓ 𝄞");
   assert.match(
     String(await db.redis.send(["GET", cache.keys("s").data])),
-    /^hl2;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};;héllo ✓ 𝄞$/,
+    /^hl3;v;\d{13};1000;0;0;\d+;[\w-]{12};[\w-]{12};string;;;héllo ✓ 𝄞$/,
   );
   await cache.close();
 });
@@ -339,7 +358,7 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
     ["garbage", "not an envelope"],
     ["old", 'hl0;v;0;0;0;"old format"'],
     ["v1", 'hl1;v;0;0;0;"version 1"'],
-    ["badjson", "hl2;v;0000000000000;60000;0;0;0;id;e;;{not json"],
+    ["badjson", "hl3;v;0000000000000;60000;0;0;0;id;e;json;;;{not json"],
   ];
   for (const [id, raw] of cases) {
     const data = cache.keys(id).data;
@@ -347,7 +366,7 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
     const o = origin(() => `fresh ${id}`);
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
-    assert.ok(String(await db.redis.send(["GET", data])).startsWith("hl2;v;"), "overwritten by the fill");
+    assert.ok(String(await db.redis.send(["GET", data])).startsWith("hl3;v;"), "overwritten by the fill");
     assert.is(await cache.get(id, o.load), `fresh ${id}`);
     assert.is(o.calls, 1);
   }
@@ -364,6 +383,43 @@ Codec("a corrupt or foreign value is a miss, counted, reported and overwritten",
   assert.is(cache.stats().decodeErrors, 10);
   await cache.close();
 });
+
+Codec(
+  "a cache never serves a value another codec wrote: a miss naming both codecs, reloaded and overwritten",
+  async () => {
+    const namespace = db.ns();
+    const ev = events();
+    const strings = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace, codec: "string" });
+    const objects = pipeline<{ n: number }>({ redis: db.redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent });
+    await strings.set("k", '{"n":1}');
+    // The json cache reads the string cache's entry: not { n: 1 }, a miss.
+    let loads = 0;
+    assert.equal(await objects.get("k", () => ({ n: ++loads + 1 })), { n: 2 });
+    assert.is(loads, 1, "the json cache did not reload");
+    const error = ev.seen.find((e) => e.type === "decode-error");
+    assert.ok(error !== undefined && error.type === "decode-error");
+    assert.is((error.error as Error).message, "written by the string codec, and this cache reads with the json codec");
+    // And the other way round: the string cache never serves the json cache's JSON text.
+    let stringLoads = 0;
+    assert.is(await strings.get("k", () => `text ${++stringLoads}`), "text 1");
+    // Two custom codecs of different names are told apart as well.
+    const custom = (name: string) => ({
+      name,
+      encode: (v: unknown) => String(v),
+      decode: (p: Uint8Array) => new TextDecoder().decode(p),
+    });
+    const a = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace, codec: custom("a") });
+    const b = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace, codec: custom("b") });
+    await a.set("c", "from a");
+    assert.is(await b.get("c", () => "from b's origin"), "from b's origin");
+    await rejects(
+      () => pipeline({ redis: db.redis, ttlMs: 1, codec: custom("no spaces") }),
+      TypeError,
+      `Cannot create pipeline: the codec's 'name' must be 1 to 64 letters, digits, '.', '_' or '-', got "no spaces"`,
+    );
+    for (const c of [strings, objects, a, b]) await c.close();
+  },
+);
 
 Codec("a not-found is returned as undefined and cached only when negativeTtlMs > 0", async () => {
   const none = origin(() => undefined);
@@ -385,7 +441,7 @@ Codec("a not-found is returned as undefined and cached only when negativeTtlMs >
   assert.is(found.calls, 1);
   assert.is(cached.stats().hits, 1);
   const data = cached.keys("missing").data;
-  assert.match(String(await db.redis.send(["GET", data])), /^hl2;n;\d{13};500;0;0;\d+;[\w-]{12};[\w-]{12};;$/);
+  assert.match(String(await db.redis.send(["GET", data])), /^hl3;n;\d{13};500;0;0;\d+;[\w-]{12};[\w-]{12};json;;;$/);
   // Exactly negativeTtlMs: no stale window and no jitter for a marker.
   const pttl = Number(await db.redis.send(["PTTL", data]));
   assert.ok(pttl > 0 && pttl <= 500, `pttl ${pttl}`);

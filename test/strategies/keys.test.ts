@@ -254,6 +254,8 @@ Spaces("entries written under the old version keys are misses after the upgrade,
     loadMs: 0,
     id: "old",
     epoch: "oldepoch0000",
+    codec: "json",
+    etag: undefined,
     tags: ["t"],
     tagVersions: ["oldtag000000"],
   };

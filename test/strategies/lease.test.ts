@@ -367,7 +367,7 @@ Lease("an owner that crashed holding the lease delays waiters only until the lea
   await cache.close();
 });
 
-const ENVELOPE = "hl2;v;0000000000000;5000;0;0;0;id;epoch;;1";
+const ENVELOPE = "hl3;v;0000000000000;5000;0;0;0;id;epoch;json;;;1";
 
 Lease("a wrong token can neither publish, renew nor release", async () => {
   const keys = { data: "scripts:{t}:data", lease: "scripts:{t}:lease" };
@@ -406,7 +406,7 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
   );
   const stored = String(await db.redis.send(["GET", keys.data]));
   assert.ok(
-    /^hl2;v;\d{13};/.test(stored) && !stored.startsWith("hl2;v;0000000000000"),
+    /^hl3;v;\d{13};/.test(stored) && !stored.startsWith("hl3;v;0000000000000"),
     "stamped with the server's TIME",
   );
   assert.is(await db.redis.send(["EXISTS", keys.lease]), 0, "publication drops the lease");

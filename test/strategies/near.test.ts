@@ -72,6 +72,31 @@ Near("near() rejects bad options, and a pipeline on an adapter (no invalidations
   );
 });
 
+Near(
+  "near() says its invalidation mode once it is on, not only on a change: tracking on RESP3, messages on RESP2",
+  async () => {
+    for (
+      const [resp, mode, gauge, reason] of [[3, "tracking", 1, "client tracking on"], [
+        2,
+        "messages",
+        2,
+        "invalidation messages on",
+      ]] as const
+    ) {
+      const redis = await db.client({ resp });
+      const ev = events();
+      const cache = pipeline({ redis, ttlMs: 60_000, namespace: db.ns(), onEvent: ev.onEvent }, near());
+      assert.is(cache.stats().invalidationMode, gauge, "the gauge says it from the start");
+      await cache.get("k", () => "v");
+      await cache.get("k", () => "v");
+      const said = ev.seen.filter((e) => e.type === "invalidation-mode");
+      assert.equal(said, [{ type: "invalidation-mode", mode, reason }], `RESP${resp}`);
+      await cache.close();
+      await redis.close();
+    }
+  },
+);
+
 Near("a near hit sends nothing to Redis", async () => {
   const { own, cache, close } = await pair();
   const o = origin(() => ({ theme: "dark" }));

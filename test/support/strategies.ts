@@ -89,12 +89,16 @@ export interface Planted {
   loadMs?: number;
   negative?: boolean;
   tags?: readonly string[];
+  /** The codec the envelope names. @default {"json"} */
+  codec?: string;
+  /** The etag stored with the value. */
+  etag?: string;
   /** Pretend it was published this long ago (its server stamp moved back; its physical TTL shortened to match). */
   ageMs?: number;
 }
 
 /**
- * Store an entry for `identity` as a publication would: a version-2
+ * Store an entry for `identity` as a publication would: a version-3
  * envelope under the namespace's current epoch (and tag versions), stamped
  * by the server's TIME, with the physical TTL of its three windows.
  */
@@ -119,6 +123,8 @@ export async function plant(
     loadMs: p.loadMs ?? 0,
     id: token(),
     epoch: await current(epochKeyOf(namespace)),
+    codec: p.codec ?? "json",
+    etag: p.etag,
     tags,
     tagVersions: await Promise.all(tags.map((tag) => current(tagKeyPrefix(namespace) + escapeTag(tag)))),
   };

@@ -7,8 +7,9 @@
  *
  * @module
  */
-import { optionsObject, positiveInt } from "../../../resp/shared/mod.ts";
-import type { GetOptions } from "../../options.ts";
+import { abortSignal, knownOptions, optionsObject, positiveInt } from "../../../resp/shared/mod.ts";
+import type { GetOptions, SetOptions, WarmOptions } from "../../options.ts";
+import { checkWindow } from "../../limits.ts";
 import { checkTags } from "../fill/mod.ts";
 
 /** What one call asked for, checked. */
@@ -21,25 +22,43 @@ export interface CallOptions {
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
+/** The options of `get`, `getEntry` and `getMany`: any other key is refused, naming the close one. */
+export const GET_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({ signal: true, timeoutMs: true, ttlMs: true, tags: true } satisfies Record<keyof GetOptions, true>),
+);
+/** The options of `set`. */
+export const SET_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({ ttlMs: true, tags: true } satisfies Record<keyof SetOptions, true>),
+);
+/** The options of `warm`. */
+export const WARM_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({ concurrency: true, signal: true, tags: true } satisfies Record<keyof WarmOptions, true>),
+);
+
 /** The options of a call that gave none: one frozen object per cache, so the hot path allocates nothing. */
 export function defaultOptions(ttlMs: number): CallOptions {
   return Object.freeze({ signal: undefined, timeoutMs: undefined, ttlMs, tags: NO_TAGS });
 }
 
 /**
- * Check a call's options against the cache's TTL and the strategies' check
- * of a TTL; errors name `where` (the method). With `byDeadline` (one map per
+ * Check a call's options (the names `allowed` for its method) against the
+ * cache's TTL and the strategies' check of a TTL; errors name `where` (the method). With `byDeadline` (one map per
  * cache), options giving a deadline alone come back as one frozen object per
  * value, so the hot path allocates nothing for them.
  */
 export function callOptions(
   where: string,
   options: unknown,
+  allowed: ReadonlySet<string>,
   ttlMs: number,
   checkTtl: (ttlMs: number) => void,
   byDeadline?: Map<number, CallOptions>,
 ): CallOptions {
   const o = optionsObject<GetOptions>(where, options);
+  // A loop over a key or two and a set lookup each: the message and its
+  // suggestion are built only for a key it does not know.
+  for (const key in o) if (!allowed.has(key)) knownOptions(`${where}()`, o, allowed);
+  if (o.signal !== undefined) abortSignal(where, "signal", o.signal);
   const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt(where, "timeoutMs", o.timeoutMs);
   if (
     byDeadline !== undefined && o.signal === undefined && o.ttlMs === undefined && o.tags === undefined &&
@@ -54,7 +73,7 @@ export function callOptions(
     return call;
   }
   if (o.ttlMs !== undefined) {
-    ttlMs = positiveInt(where, "ttlMs", o.ttlMs);
+    ttlMs = checkWindow(where, "ttlMs", o.ttlMs, 1);
     checkTtl(ttlMs);
   }
   const tags = o.tags === undefined ? NO_TAGS : checkTags(where, "tags", o.tags);

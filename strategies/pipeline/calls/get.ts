@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { func, getChannel, race, traced } from "../../../resp/shared/mod.ts";
+import { func, getChannel, race, type RaceGroup, traced } from "../../../resp/shared/mod.ts";
 import type { Entry, FillRequest, Verdict } from "../../contract.ts";
 import type { Identity, Keys, Loader } from "../../types.ts";
 import type { Invalidations } from "../coherence/mod.ts";
@@ -25,7 +25,7 @@ import {
 } from "../fill/mod.ts";
 import type { Reader, SharedKeys } from "../read/mod.ts";
 import { ResultReport, type Stats } from "../report/mod.ts";
-import { type CallOptions, callOptions, defaultOptions } from "./call_options.ts";
+import { type CallOptions, callOptions, defaultOptions, GET_OPTIONS } from "./call_options.ts";
 import { CallDeadline, isDeadline } from "./deadline.ts";
 import { FALLBACK, fallbackRace } from "./fallback_timer.ts";
 import type { Lifecycle } from "./lifecycle.ts";
@@ -106,7 +106,7 @@ export class Gets {
       keys = p.keys(identity);
       call = options === undefined
         ? this.#defaults
-        : callOptions(method, options, p.ttlMs, p.strategies.checkTtl, this.#byDeadline);
+        : callOptions(method, options, GET_OPTIONS, p.ttlMs, p.strategies.checkTtl, this.#byDeadline);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -147,7 +147,9 @@ export class Gets {
       if (waiting !== undefined) await waiting;
       const bounded = call.signal === undefined &&
         (call.timeoutMs === undefined || (call.timeoutMs >= p.commandTimeoutMs && p.reader.direct(key)));
-      if (!bounded) deadline = new CallDeadline(key, call.signal, call.timeoutMs, startedAt);
+      if (!bounded) {
+        deadline = new CallDeadline(key, method, call.signal, call.timeoutMs, startedAt, p.lifecycle.running);
+      }
       // The near tier again (the fast path above needs tracking on), then Redis.
       const near = p.near ? p.reader.near(key) : undefined;
       const entry = near ?? await p.reader.shared(keys, deadline?.signal);
@@ -157,7 +159,7 @@ export class Gets {
         return this.#serve(keys, identity, loader, call, entry!, verdict, near !== undefined, report);
       }
       // 3. A miss: the fill chain, down to the origin.
-      deadline ??= new CallDeadline(key, call.signal, call.timeoutMs, startedAt);
+      deadline ??= new CallDeadline(key, method, call.signal, call.timeoutMs, startedAt, p.lifecycle.running);
       return await this.#fill(
         keys,
         identity,
@@ -283,14 +285,16 @@ export class Gets {
     early: boolean,
   ): void {
     const p = this.#p;
-    // Background refreshes belong to the cache, not to a caller: nothing aborts them.
+    // Background refreshes belong to the cache, not to a caller: only a
+    // close() whose time ran out aborts them.
     const run = async () => {
-      const req = this.request(keys, identity, loader, call, {
-        signal: new AbortController().signal,
-        background: true,
-        seen,
-      });
-      return (await p.strategies.fill(req)).value;
+      const deadline = new CallDeadline(keys.data, "refresh", undefined, undefined, 0, p.lifecycle.running);
+      try {
+        const req = this.request(keys, identity, loader, call, { signal: deadline.signal, background: true, seen });
+        return (await p.strategies.fill(req)).value;
+      } finally {
+        deadline.dispose();
+      }
     };
     // Counted only if it starts: one already running for the key adds
     // nothing, and one over maxRefreshes is counted as dropped instead.
@@ -315,19 +319,21 @@ export class Gets {
   /**
    * `warm`'s step for one identity: fresh (or due for an early refresh
    * only) is left alone; missing or stale is loaded in the foreground,
-   * through the strategies. `loaded` when this call's loader ran.
+   * through the strategies. `loaded` when this call's loader ran. Its waits
+   * race the warm's signal through `group` (one listener for the whole warm).
    */
   async warmOne(
     identity: Identity,
     loader: Loader<unknown>,
     call: Pick<CallOptions, "ttlMs" | "tags">,
     signal: AbortSignal,
+    group: RaceGroup,
   ): Promise<"loaded" | "fresh"> {
     const p = this.#p;
     const keys = p.keys(identity);
     const waiting = p.invalidations.whenReady();
     if (waiting !== undefined) await waiting;
-    const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await p.reader.shared(keys, signal);
+    const entry = (p.near ? p.reader.near(keys.data) : undefined) ?? await group.race(p.reader.shared(keys, undefined));
     const kind = p.strategies.judge(entry).kind;
     if (kind === "hit" || kind === "refresh") return "fresh";
     let ran = false;
@@ -337,7 +343,7 @@ export class Gets {
     };
     p.stats.mark("miss", keys.data);
     const req = this.request(keys, identity, own, call, { signal, background: false, seen: entry });
-    await race(p.background.track(p.strategies.fill(req)), signal);
+    await group.race(p.background.track(p.strategies.fill(req)));
     return ran ? "loaded" : "fresh";
   }
 

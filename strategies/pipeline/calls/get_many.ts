@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { onAbort, race } from "../../../resp/shared/mod.ts";
+import { onAbort, type RaceGroup, raceGroup } from "../../../resp/shared/mod.ts";
 import type { LoadMany } from "../../cache.ts";
 import type { Entry, FillRequest, Outcome } from "../../contract.ts";
 import type { Identity } from "../../types.ts";
@@ -52,13 +52,29 @@ export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[
     return keys.data;
   });
   const items = [...unique.values()];
+  // Every wait of the batch races the call's signal through one listener, whatever its size.
+  const group = raceGroup(call.signal);
+  try {
+    return await fillBatch(core, call, slots, items, group);
+  } finally {
+    group.dispose();
+  }
+}
+
+async function fillBatch(
+  core: GetParts,
+  call: BatchCall,
+  slots: readonly string[],
+  items: readonly Item[],
+  group: RaceGroup,
+): Promise<unknown[]> {
   const waiting = core.invalidations.whenReady();
   if (waiting !== undefined) await waiting;
   // Issued in one tick: they leave in one write (one per node on a cluster).
   // Each joins a read of its key already in flight in this process, if any.
   const reads = await Promise.all(items.map(async (item) => {
     const near = core.near ? core.reader.near(item.keys.data) : undefined;
-    return { entry: near ?? await core.reader.shared(item.keys, call.signal), near: near !== undefined };
+    return { entry: near ?? await group.race(core.reader.shared(item.keys, undefined)), near: near !== undefined };
   }));
   const values = new Map<string, unknown>();
   const missing: { item: Item; seen: Entry | undefined; fallback: Entry | undefined }[] = [];
@@ -89,7 +105,7 @@ export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[
     const soft = core.fallbackAfterMs;
     const settled = await Promise.allSettled(
       fills.map((fill, i) =>
-        race(soft === undefined || missing[i]!.fallback === undefined ? fill : fallbackRace(fill, soft), call.signal)
+        group.race(soft === undefined || missing[i]!.fallback === undefined ? fill : fallbackRace(fill, soft))
       ),
     );
     settled.forEach((result, i) => {
@@ -116,7 +132,7 @@ function refresh(
   call: BatchCall,
   due: Item[],
   reads: { entry: Entry | undefined }[],
-  items: Item[],
+  items: readonly Item[],
   early: boolean,
 ) {
   if (due.length === 0) return;
@@ -238,14 +254,18 @@ class Batch {
     const reqs = wave.map((slot) => slot.req!);
     const keys = reqs.map((req) => req.keys.data);
     // loadMany's signal fires once no caller waits for any identity of the wave.
+    // One listener per distinct signal (without coalesce() every request
+    // carries the call's own), however many identities share it.
     const controller = new AbortController();
+    const sharing = new Map<AbortSignal, number>();
+    for (const req of reqs) sharing.set(req.signal, (sharing.get(req.signal) ?? 0) + 1);
     let left = reqs.length;
-    const stops = reqs.map((req) =>
-      onAbort(req.signal, () => {
-        if (--left === 0) controller.abort(req.signal.reason);
-      })
-    );
-    for (const req of reqs) if (req.signal.aborted && --left === 0) controller.abort(req.signal.reason);
+    const leave = (signal: AbortSignal, count: number) => {
+      left -= count;
+      if (left === 0) controller.abort(signal.reason);
+    };
+    const stops = [...sharing].map(([signal, count]) => onAbort(signal, () => leave(signal, count)));
+    for (const [signal, count] of sharing) if (signal.aborted) leave(signal, count);
     let started = core.now();
     try {
       // Before the origin is called, as for a get: a clear() or a tag

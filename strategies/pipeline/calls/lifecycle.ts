@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { ClosedError } from "../../errors.ts";
+import type { CallDeadline } from "./deadline.ts";
 
 /** The calls of one cache between their entry and their return. */
 export class Lifecycle {
@@ -13,6 +15,8 @@ export class Lifecycle {
   closing: Promise<void> | undefined;
   #active = 0;
   #idle: (() => void) | undefined;
+  /** The deadlines of the calls waiting now (a miss's fill, a batch, a warm). */
+  readonly running: Set<CallDeadline> = new Set();
 
   /** Throw a `ClosedError` naming `method` once the cache is closing. */
   check(method: string): void {
@@ -42,12 +46,45 @@ export class Lifecycle {
     }
   }
 
-  /** Refuse new calls, wait for the running ones, then `finish` (once, however often called). */
-  close(finish: () => Promise<void>): Promise<void> {
+  /**
+   * Refuse new calls, wait for the running ones and then `drain` (the work
+   * they started), then `finish`; once, however often called. With
+   * `timeoutMs`, the wait ends then: every call still waiting is ended with
+   * a `ClosedError` (its signal fires, so its loader's does and its lease
+   * waits end), and `finish` runs without waiting for work that ignores it.
+   */
+  close(drain: () => Promise<void>, finish: () => Promise<void>, timeoutMs?: number): Promise<void> {
     this.closing ??= (async () => {
-      if (this.#active > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+      const settled = (async () => {
+        if (this.#active > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+        await drain();
+      })();
+      if (timeoutMs === undefined || !(await outlasts(settled, timeoutMs))) {
+        await settled;
+      } else {
+        for (const deadline of [...this.running]) deadline.close();
+        // A turn for the callers just ended to leave before what they held is released.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       await finish();
     })();
     return this.closing;
   }
+}
+
+// Whether `work` is still running `ms` from now.
+function outlasts(work: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    work.then(
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+    );
+  });
 }

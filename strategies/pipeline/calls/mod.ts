@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { type CallOptions, callOptions } from "./call_options.ts";
+export { type CallOptions, callOptions, GET_OPTIONS, SET_OPTIONS, WARM_OPTIONS } from "./call_options.ts";
 export { CallDeadline } from "./deadline.ts";
 export { type GetParts, Gets } from "./get.ts";
 export { type BatchCall, getMany } from "./get_many.ts";

@@ -80,6 +80,8 @@ export class Invalidations implements TrackingListener {
   /** How long a read waits for the first attempt, and the clock retries are scheduled on. */
   readonly #wait: { readonly timeoutMs: number; readonly now: () => number };
   #triedOnce = false;
+  /** Whether the mode in force was told (once, when first on). */
+  #announced = false;
   /** The first attempt while it runs (see {@linkcode whenReady}). */
   #firstAttempt: Promise<boolean> | undefined;
 
@@ -189,7 +191,15 @@ export class Invalidations implements TrackingListener {
       (stop) => {
         // Closed, or switched to messages while this attempt ran (a cluster node refused).
         if (this.#closed || feed !== this.#feed) this.#stopped(stop());
-        else this.#stop = stop;
+        else {
+          this.#stop = stop;
+          // Said once, when the cache first hears invalidations, not only on a
+          // change: a dashboard learns the mode in force from the start.
+          if (!this.#announced) {
+            this.#announced = true;
+            this.#onMode(this.#mode, `${this.#mode === "tracking" ? "client tracking" : "invalidation messages"} on`);
+          }
+        }
       },
       (error) => {
         // Refused for good: invalidation messages take over, started now, so
@@ -216,6 +226,7 @@ export class Invalidations implements TrackingListener {
     const stop = this.#stop;
     this.#stop = undefined;
     if (stop !== undefined) this.#stopped(stop());
+    this.#announced = true;
     this.#onMode("messages", `CLIENT TRACKING was refused (${error instanceof Error ? error.message : String(error)})`);
     return this.#start(fallback, now);
   }

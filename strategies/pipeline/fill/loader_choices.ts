@@ -7,11 +7,12 @@
  *
  * @module
  */
-import { intInRange, positiveInt } from "../../../resp/shared/mod.ts";
+import { intInRange } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { FillRequest } from "../../contract.ts";
 import type { BatchLoaderContext, Identity, LoaderContext } from "../../types.ts";
 import type { Stamp, Versions } from "../coherence/mod.ts";
+import { checkWindow } from "../../limits.ts";
 import { checkTags } from "./tags.ts";
 
 /** What the loader chose for one value; untouched fields keep the call's settings. */
@@ -65,7 +66,7 @@ export class LoaderChoices {
 
   setTtlMs(index: number, ms: unknown): void {
     const choice = this.#choice("setTtlMs", index);
-    const ttlMs = positiveInt("setTtlMs", "ttlMs", ms);
+    const ttlMs = checkWindow("setTtlMs", "ttlMs", ms, 1);
     // A jitter spread not below this TTL is refused here, as a call's ttlMs is.
     this.#cache.checkTtl(ttlMs);
     choice.ttlMs = ttlMs;

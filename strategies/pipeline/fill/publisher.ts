@@ -67,6 +67,8 @@ interface Stored {
 // Sizes a publication's deadline and the lease extension before it: the
 // value must cross the network before the script runs (at BYTES_PER_MS).
 const LARGE = 1 << 20;
+// The codecs whose cost is known; a custom one's may be anything.
+const BUILT_IN = new Set(["json", "string", "bytes"]);
 // Values at least this long may take a while to encode (and to copy into the envelope).
 const SLOW_ENCODE_LENGTH = 1 << 18;
 
@@ -212,7 +214,7 @@ export class Publisher {
   // custom codec (its cost is unknown), a large string or byte array, or a
   // lease already past half its time.
   #slowToEncode(value: unknown, guard: NonNullable<FillRequest["guard"]>): boolean {
-    if (this.#cache.codec.name === "custom") return true;
+    if (!BUILT_IN.has(this.#cache.codec.id)) return true;
     if ((typeof value === "string" || value instanceof Uint8Array) && value.length >= SLOW_ENCODE_LENGTH) return true;
     return guard.expiresAt !== undefined && guard.leaseMs !== undefined &&
       this.#cache.now() > guard.expiresAt - guard.leaseMs / 2;
@@ -358,6 +360,8 @@ export class Publisher {
       loadMs: plan.loadMs,
       id: token(),
       epoch: o.stamp.epoch,
+      codec: c.codec.id,
+      etag: undefined,
       tags: negative ? [] : o.tags,
       tagVersions: negative ? [] : o.stamp.tagVersions,
     };

@@ -3,7 +3,7 @@
  * payload (binary safe):
  *
  * ```
- * hl2;<v|n>;<publishedAt>;<freshMs>;<staleMs>;<ifErrorMs>;<loadMs>;<id>;<epoch>;<tags>;<payload>
+ * hl3;<v|n|z>;<publishedAt>;<freshMs>;<staleMs>;<ifErrorMs>;<loadMs>;<id>;<epoch>;<codec>;<etag>;<tags>;<payload>
  * ```
  *
  * `v` marks a value, `n` a "not found" marker (empty payload), `z` a value
@@ -19,27 +19,55 @@
  * time since the load began (the client's estimate of the server's clock
  * then) when the write arrived late. `publishedAt - loadMs` is then when the
  * load began, however long the write took to get there (see `unstored.ts`).
- * Any width parses. `id` is unique per publication (a re-read tells a new
- * value from the one it saw); `epoch` is the namespace epoch and `tags` the
- * `name=version` pairs (names percent-encoded) the value was written under:
- * a value whose epoch or tag versions are no longer current is a miss. The
- * version prefix lets a future format coexist: anything that does not parse
- * is a miss that the next fill overwrites.
+ * `id` is unique per publication (a re-read tells a new value from the one
+ * it saw); `epoch` is the namespace epoch and `tags` the `name=version`
+ * pairs (names percent-encoded) the value was written under: a value whose
+ * epoch or tag versions are no longer current is a miss. `codec` names the
+ * codec that wrote the payload: a cache reading with another codec takes
+ * the entry for a miss (a decode error naming both) instead of a value of
+ * the wrong type. `etag` (percent-encoded, may be empty) is the loader's
+ * validator for a conditional refresh.
+ *
+ * Every field has a bound, here, that the read side enforces and the write
+ * side checks at the call (a RangeError naming the setting): what is written
+ * can always be read. The version prefix keeps formats apart: an entry of
+ * another version (an older `hl2;`) or anything that does not parse is a
+ * miss that the next fill overwrites.
  *
  * @module
  */
 import type { StoredEntry } from "../../contract.ts";
+import { MAX_CODEC_NAME_CHARS, MAX_ETAG_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../../limits.ts";
 
 /** What a stored envelope says: a stored entry's fields, with the payload still encoded. */
 export interface Envelope extends Omit<StoredEntry, "value" | "size"> {
   /** The payload is deflated (kind `z`); absent means false. */
   readonly compressed?: boolean;
+  /** The name of the codec that encoded the payload. */
+  readonly codec: string;
   /** The codec's payload (empty for a negative marker). */
   readonly payload: Uint8Array | string;
 }
 
 /** What the client writes; `publishedAt` is stamped by the server. */
 export type EnvelopeFields = Omit<Envelope, "publishedAt" | "payload">;
+
+/** The codec a reader decodes with: its name (checked against the envelope's) and its functions. */
+export interface EnvelopeCodec {
+  readonly name: string;
+  decode(payload: Uint8Array | string): unknown;
+  /** `compressed()` only: a deflated payload inflated. */
+  readonly inflate?: (payload: Uint8Array) => Uint8Array;
+}
+
+/** The longest id or version token read, in characters (ours are 12). */
+const MAX_TOKEN_CHARS = 64;
+/** What percent-encoding makes of one UTF-16 unit at most: a unit of a three-byte character, `%E2%82%AC`. */
+const ENCODED = 9;
+/** The longest tags field read: every tag at its longest, percent-encoded, with its version. */
+const MAX_TAGS_FIELD = MAX_TAGS * (ENCODED * MAX_TAG_CHARS + 1 + MAX_TOKEN_CHARS + 1);
+/** The longest header read: past it, bytes are not searched for its end. */
+const MAX_HEADER = 64 + 5 * 16 + 2 * MAX_TOKEN_CHARS + MAX_CODEC_NAME_CHARS + ENCODED * MAX_ETAG_CHARS + MAX_TAGS_FIELD;
 
 /** Byte offset of the 13-digit `publishedAt` placeholder the publishing script overwrites. */
 export const PUBLISHED_AT_OFFSET = 6;
@@ -49,6 +77,7 @@ const LOAD_MS_PAD = "0".repeat(LOAD_MS_DIGITS);
 const PLACEHOLDER = "0000000000000";
 const NONE: readonly string[] = Object.freeze([]);
 const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
 
 /**
  * Build the stored form: a string when the payload is text (the client sends
@@ -61,11 +90,10 @@ export function encodeEnvelope(fields: EnvelopeFields, payload: string | Uint8Ar
   for (let i = 0; i < fields.tags.length; i++) {
     tags += `${i === 0 ? "" : ","}${encodeURIComponent(fields.tags[i]!)}=${fields.tagVersions[i]}`;
   }
-  const header =
-    `hl2;${
-      fields.negative ? "n" : fields.compressed === true ? "z" : "v"
-    };${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
-    `${padded(fields.loadMs)};${fields.id};${fields.epoch};${tags};`;
+  const kind = fields.negative ? "n" : fields.compressed === true ? "z" : "v";
+  const etag = fields.etag === undefined ? "" : encodeURIComponent(fields.etag);
+  const header = `hl3;${kind};${PLACEHOLDER};${fields.freshMs};${fields.staleMs};${fields.ifErrorMs};` +
+    `${padded(fields.loadMs)};${fields.id};${fields.epoch};${fields.codec};${etag};${tags};`;
   if (typeof payload === "string") return header + payload;
   if (!(payload instanceof Uint8Array)) {
     throw new TypeError(`the codec's encode must return a string or a Uint8Array, got ${typeof payload}`);
@@ -92,71 +120,141 @@ function padded(loadMs: number): string {
   return digits.length >= LOAD_MS_DIGITS ? digits : LOAD_MS_PAD.slice(digits.length) + digits;
 }
 
-// Character codes of the header: "hl2;", "v" or "n", ";", digits.
-const H = 104, L = 108, TWO = 50, SEMI = 59, V = 118, N = 110, Z = 122, ZERO = 48, NINE = 57;
-
-// The header is ASCII, so a character code of the text and a byte of the
-// bytes are the same thing at the same index; -1 past the end.
-function codeAt(raw: Uint8Array | string, i: number): number {
-  if (i >= raw.length) return -1;
-  return typeof raw === "string" ? raw.charCodeAt(i) : raw[i]!;
+/** A header as read: a stored entry without its value yet, and where its payload starts. */
+interface Header {
+  value: unknown;
+  readonly negative: boolean;
+  readonly compressed: boolean;
+  readonly publishedAt: number;
+  readonly freshMs: number;
+  readonly staleMs: number;
+  readonly ifErrorMs: number;
+  readonly loadMs: number;
+  readonly id: string;
+  readonly epoch: string;
+  readonly codec: string;
+  readonly etag: string | undefined;
+  readonly tags: readonly string[];
+  readonly tagVersions: readonly string[];
+  size: number;
+  /** Where the payload starts, in the text or the bytes (the header is ASCII: the same offset). */
+  readonly payloadAt: number;
 }
 
-/** Where the last {@linkcode field} or {@linkcode text} ended (past its ";"). */
-let fieldEnd = 0;
+// Character codes: "hl3;", the kinds, ";", digits.
+const H = 104, L = 108, THREE = 51, SEMI = 59, V = 118, N = 110, Z = 122, ZERO = 48, NINE = 57;
 
-/** The decimal field at `start` (1 to 15 digits, then ";"), or -1. */
-function field(raw: Uint8Array | string, start: number): number {
+function refuse(raw: Uint8Array | string): never {
+  const start = typeof raw === "string" ? raw.slice(0, 12) : latin1.decode(raw.subarray(0, 12));
+  if (/^hl\d;/.test(start) && !start.startsWith("hl3;")) {
+    throw new Error(`an envelope of another format (${JSON.stringify(start.slice(0, 4))}; this version reads "hl3;")`);
+  }
+  throw new Error(`not a herdless envelope (starts with ${JSON.stringify(start)})`);
+}
+
+/**
+ * Read the header of `text` (the whole stored string, or the header of
+ * stored bytes as latin1): one pass, no copy of the payload. Every field
+ * is checked against its bound; anything else is refused.
+ */
+function readHeader(text: string, raw: Uint8Array | string): Header {
+  if (
+    text.charCodeAt(0) !== H || text.charCodeAt(1) !== L || text.charCodeAt(2) !== THREE ||
+    text.charCodeAt(3) !== SEMI
+  ) refuse(raw);
+  const kind = text.charCodeAt(4);
+  if ((kind !== V && kind !== N && kind !== Z) || text.charCodeAt(5) !== SEMI) refuse(raw);
+  // publishedAt: exactly 13 digits, the width the script writes in place.
+  let i = PUBLISHED_AT_OFFSET;
+  let publishedAt = 0;
+  for (; i < PUBLISHED_AT_OFFSET + 13; i++) {
+    const c = text.charCodeAt(i);
+    if (!(c >= ZERO && c <= NINE)) refuse(raw);
+    publishedAt = publishedAt * 10 + (c - ZERO);
+  }
+  if (text.charCodeAt(i++) !== SEMI) refuse(raw);
+  // Three windows and loadMs: 1 to 15 digits each (15 stay below 2^53: exact).
+  const freshMs = decimal(text, i, raw);
+  const staleMs = decimal(text, next, raw);
+  const ifErrorMs = decimal(text, next, raw);
+  const loadMs = decimal(text, next, raw);
+  i = next;
+  const idEnd = fieldEnd(text, i, MAX_TOKEN_CHARS, raw);
+  const epochEnd = fieldEnd(text, idEnd + 1, MAX_TOKEN_CHARS, raw);
+  const codecEnd = fieldEnd(text, epochEnd + 1, MAX_CODEC_NAME_CHARS, raw);
+  const etagEnd = fieldEnd(text, codecEnd + 1, ENCODED * MAX_ETAG_CHARS, raw);
+  const tagsEnd = fieldEnd(text, etagEnd + 1, MAX_TAGS_FIELD, raw);
+  if (idEnd === i || codecEnd === epochEnd + 1) refuse(raw);
+  const { tags, tagVersions } = tagsEnd > etagEnd + 1 ? readTags(text.slice(etagEnd + 1, tagsEnd), raw) : NO_TAGS;
+  return {
+    value: undefined,
+    negative: kind === N,
+    compressed: kind === Z,
+    publishedAt,
+    freshMs,
+    staleMs,
+    ifErrorMs,
+    loadMs,
+    id: text.slice(i, idEnd),
+    epoch: text.slice(idEnd + 1, epochEnd),
+    codec: text.slice(epochEnd + 1, codecEnd),
+    etag: etagEnd === codecEnd + 1 ? undefined : decodeURIComponent(text.slice(codecEnd + 1, etagEnd)),
+    tags,
+    tagVersions,
+    size: raw.length,
+    payloadAt: tagsEnd + 1,
+  };
+}
+
+/** Where the field after the last {@linkcode decimal} starts (past its ";"). */
+let next = 0;
+
+/** The decimal field at `start`: 1 to 15 digits, then ";" (set {@linkcode next} past it); refused otherwise. */
+function decimal(text: string, start: number, raw: Uint8Array | string): number {
   let value = 0;
   let i = start;
-  for (; i <= start + 15; i++) {
-    const c = codeAt(raw, i);
-    if (c < ZERO || c > NINE) break;
+  for (; i - start <= 15; i++) {
+    const c = text.charCodeAt(i);
+    // NaN past the end fails both comparisons: the loop stops there too.
+    if (!(c >= ZERO && c <= NINE)) break;
     value = value * 10 + (c - ZERO);
   }
-  // 15 digits stay below 2^53: every value is exact.
-  if (i === start || i - start > 15 || codeAt(raw, i) !== SEMI) return -1;
-  fieldEnd = i + 1;
+  if (i === start || i - start > 15 || text.charCodeAt(i) !== SEMI) refuse(raw);
+  next = i + 1;
   return value;
 }
 
-/** The ASCII field at `start` up to the next ";" (at most 4096 characters), or undefined. */
-function text(raw: Uint8Array | string, start: number): string | undefined {
-  const limit = Math.min(raw.length, start + 4096);
-  if (typeof raw === "string") {
-    const end = raw.indexOf(";", start);
-    if (end < 0 || end > limit) return undefined;
-    fieldEnd = end + 1;
-    return raw.slice(start, end);
-  }
-  for (let i = start; i < limit; i++) {
-    if (raw[i] === SEMI) {
-      fieldEnd = i + 1;
-      return String.fromCharCode(...raw.subarray(start, i));
-    }
-  }
-  return undefined;
+/** The `;` ending the field that starts at `start`, at most `max` characters on; refused past it. */
+function fieldEnd(text: string, start: number, max: number, raw: Uint8Array | string): number {
+  const end = text.indexOf(";", start);
+  if (end < 0 || end - start > max) refuse(raw);
+  return end;
 }
 
 const NO_TAGS = Object.freeze({ tags: NONE, tagVersions: NONE });
 
-// The `name=version` pairs of an envelope's tag field (names URI-encoded),
-// the same in the byte and the text envelope.
-function parseTags(field: string, raw: Uint8Array | string): { tags: string[]; tagVersions: string[] } {
+// The `name=version` pairs of an envelope's tag field (names URI-encoded).
+function readTags(field: string, raw: Uint8Array | string): { tags: string[]; tagVersions: string[] } {
   const tags: string[] = [];
   const tagVersions: string[] = [];
   for (const pair of field.split(",")) {
     const eq = pair.indexOf("=");
-    if (eq <= 0) refuse(raw);
+    if (eq <= 0 || tags.length === MAX_TAGS) refuse(raw);
     tags.push(decodeURIComponent(pair.slice(0, eq)));
     tagVersions.push(pair.slice(eq + 1));
   }
   return { tags, tagVersions };
 }
 
-function refuse(raw: Uint8Array | string): never {
-  const start = typeof raw === "string" ? raw.slice(0, 12) : String.fromCharCode(...raw.subarray(0, 12));
-  throw new Error(`not a herdless envelope (starts with ${JSON.stringify(start)})`);
+// The header of stored bytes, as latin1 text: up to the 12th ";" (a binary
+// codec's payload follows it; it is never searched).
+function headerOf(raw: Uint8Array): string {
+  let semis = 0;
+  const limit = Math.min(raw.length, MAX_HEADER);
+  for (let i = 0; i < limit; i++) {
+    if (raw[i] === SEMI && ++semis === 12) return latin1.decode(raw.subarray(0, i + 1));
+  }
+  refuse(raw);
 }
 
 /**
@@ -166,142 +264,57 @@ function refuse(raw: Uint8Array | string): never {
  * @throws {Error} describing why it is not an envelope this version reads.
  */
 export function decodeEnvelope(raw: Uint8Array | string): Envelope {
-  if (typeof raw === "string") {
-    const { value, size: _, ...fields } = decodeText(raw, asIs);
-    return { ...fields, payload: fields.negative ? "" : value as string };
-  }
-  if (codeAt(raw, 0) !== H || codeAt(raw, 1) !== L || codeAt(raw, 2) !== TWO || codeAt(raw, 3) !== SEMI) refuse(raw);
-  const kind = codeAt(raw, 4);
-  if ((kind !== V && kind !== N && kind !== Z) || codeAt(raw, 5) !== SEMI) refuse(raw);
-  const publishedAt = field(raw, PUBLISHED_AT_OFFSET);
-  if (publishedAt < 0 || fieldEnd !== PUBLISHED_AT_OFFSET + 14) refuse(raw);
-  const freshMs = field(raw, fieldEnd);
-  const staleMs = freshMs < 0 ? -1 : field(raw, fieldEnd);
-  const ifErrorMs = staleMs < 0 ? -1 : field(raw, fieldEnd);
-  const loadMs = ifErrorMs < 0 ? -1 : field(raw, fieldEnd);
-  if (loadMs < 0) refuse(raw);
-  const id = text(raw, fieldEnd);
-  const epoch = id === undefined ? undefined : text(raw, fieldEnd);
-  const tagText = epoch === undefined ? undefined : text(raw, fieldEnd);
-  if (tagText === undefined || id === "") refuse(raw);
-  const { tags, tagVersions } = tagText === "" ? NO_TAGS : parseTags(tagText, raw);
-  const negative = kind === N;
-  // A view, not a copy: the codec keeps it as is.
-  const payload = raw.subarray(fieldEnd);
-  if (negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
+  const h = readHeader(typeof raw === "string" ? raw : headerOf(raw), raw);
+  const payload = typeof raw === "string" ? raw.slice(h.payloadAt) : raw.subarray(h.payloadAt);
+  if (h.negative && payload.length !== 0) throw new Error("a not-found marker carries a payload");
   return {
-    negative,
-    ...(kind === Z ? { compressed: true } : {}),
-    publishedAt,
-    freshMs,
-    staleMs,
-    ifErrorMs,
-    loadMs,
-    id: id!,
-    epoch: epoch!,
-    tags,
-    tagVersions,
+    negative: h.negative,
+    ...(h.compressed ? { compressed: true } : {}),
+    publishedAt: h.publishedAt,
+    freshMs: h.freshMs,
+    staleMs: h.staleMs,
+    ifErrorMs: h.ifErrorMs,
+    loadMs: h.loadMs,
+    id: h.id,
+    epoch: h.epoch,
+    codec: h.codec,
+    etag: h.etag,
+    tags: h.tags,
+    tagVersions: h.tagVersions,
     payload,
   };
 }
 
-/** The decimal field at `start` of text (1 to 15 digits, then ";"): its value, and its end in `fieldEnd`; or -1. */
-function digits(raw: string, start: number): number {
-  let value = 0;
-  let i = start;
-  const max = start + 15;
-  for (; i <= max; i++) {
-    const c = raw.charCodeAt(i);
-    // NaN past the end fails both comparisons: the loop stops there too.
-    if (!(c >= ZERO && c <= NINE)) break;
-    value = value * 10 + (c - ZERO);
-  }
-  if (i === start || i > max || raw.charCodeAt(i) !== SEMI) return -1;
-  fieldEnd = i + 1;
-  return value;
-}
-
-/** The text field at `start` up to the next ";" (at most 4096 characters): its end, or -1. */
-function semicolon(raw: string, start: number): number {
-  const end = raw.indexOf(";", start);
-  return end < 0 || end > start + 4096 ? -1 : end;
-}
-
-const asIs = (payload: string) => payload;
-
 /**
  * Parse a stored value straight into the entry a reader keeps, its payload
- * decoded by `decodePayload` (not called for a not-found marker): one object
- * per read, no intermediate envelope.
+ * decoded by `codec` (not for a not-found marker): one object per read.
+ * An entry another codec wrote is refused, naming both: it would decode to a
+ * value of another type, or not at all.
  *
- * @throws {Error} describing why it is not an envelope this version reads, or what `decodePayload` threw.
+ * @throws {Error} describing why it is not an envelope this cache reads, or what the codec threw.
  */
-export function decodeStored(
-  raw: Uint8Array | string,
-  decodePayload: (payload: Uint8Array | string) => unknown,
-  inflate?: (payload: Uint8Array) => Uint8Array,
-): StoredEntry {
-  // Text is what every text codec's hit reads: its own path, one character
-  // access per header byte and no dispatch on the type in the loops.
-  if (typeof raw === "string") return decodeText(raw, decodePayload);
-  const e = decodeEnvelope(raw);
-  let payload = e.payload;
-  if (e.compressed === true) {
-    if (inflate === undefined) throw new Error("a compressed value, and this cache's codec is not compressed()");
-    payload = inflate(payload as Uint8Array);
+export function decodeStored(raw: Uint8Array | string, codec: EnvelopeCodec): StoredEntry {
+  // Text is what every text codec's hit reads: the header is read in the
+  // string itself and the payload is a slice of it, decoded once.
+  const h = readHeader(typeof raw === "string" ? raw : headerOf(raw), raw);
+  if (h.negative) {
+    if (h.payloadAt !== raw.length) throw new Error("a not-found marker carries a payload");
+    return h;
   }
-  return {
-    value: e.negative ? undefined : decodePayload(payload),
-    negative: e.negative,
-    publishedAt: e.publishedAt,
-    freshMs: e.freshMs,
-    staleMs: e.staleMs,
-    ifErrorMs: e.ifErrorMs,
-    loadMs: e.loadMs,
-    id: e.id,
-    epoch: e.epoch,
-    tags: e.tags,
-    tagVersions: e.tagVersions,
+  if (h.codec !== codec.name) {
+    throw new Error(`written by the ${h.codec} codec, and this cache reads with the ${codec.name} codec`);
+  }
+  if (typeof raw === "string") {
+    h.value = codec.decode(raw.slice(h.payloadAt));
+    return h;
+  }
+  let payload = raw.subarray(h.payloadAt);
+  if (h.compressed) {
+    if (codec.inflate === undefined) throw new Error("a compressed value, and this cache's codec is not compressed()");
+    payload = codec.inflate(payload);
     // Decoded size: a near tier counts what an inflated value holds in memory.
-    size: raw.length - e.payload.length + payload.length,
-  };
-}
-
-// decodeEnvelope for text: the same rules, read with charCodeAt and indexOf.
-function decodeText(raw: string, decodePayload: (payload: string) => unknown): StoredEntry {
-  if (
-    raw.charCodeAt(0) !== H || raw.charCodeAt(1) !== L || raw.charCodeAt(2) !== TWO || raw.charCodeAt(3) !== SEMI
-  ) refuse(raw);
-  const kind = raw.charCodeAt(4);
-  if ((kind !== V && kind !== N) || raw.charCodeAt(5) !== SEMI) refuse(raw);
-  const publishedAt = digits(raw, PUBLISHED_AT_OFFSET);
-  if (publishedAt < 0 || fieldEnd !== PUBLISHED_AT_OFFSET + 14) refuse(raw);
-  const freshMs = digits(raw, fieldEnd);
-  const staleMs = freshMs < 0 ? -1 : digits(raw, fieldEnd);
-  const ifErrorMs = staleMs < 0 ? -1 : digits(raw, fieldEnd);
-  const loadMs = ifErrorMs < 0 ? -1 : digits(raw, fieldEnd);
-  if (loadMs < 0) refuse(raw);
-  const idStart = fieldEnd;
-  const idEnd = semicolon(raw, idStart);
-  const epochEnd = idEnd < 0 ? -1 : semicolon(raw, idEnd + 1);
-  const tagsEnd = epochEnd < 0 ? -1 : semicolon(raw, epochEnd + 1);
-  if (tagsEnd < 0 || idEnd === idStart) refuse(raw);
-  const { tags, tagVersions } = tagsEnd > epochEnd + 1 ? parseTags(raw.slice(epochEnd + 1, tagsEnd), raw) : NO_TAGS;
-  const negative = kind === N;
-  if (negative && tagsEnd + 1 !== raw.length) throw new Error("a not-found marker carries a payload");
-  return {
-    // A view, not a copy, that the codec decodes once.
-    value: negative ? undefined : decodePayload(raw.slice(tagsEnd + 1)),
-    negative,
-    publishedAt,
-    freshMs,
-    staleMs,
-    ifErrorMs,
-    loadMs,
-    id: raw.slice(idStart, idEnd),
-    epoch: raw.slice(idEnd + 1, epochEnd),
-    tags,
-    tagVersions,
-    size: raw.length,
-  };
+    h.size = h.payloadAt + payload.length;
+  }
+  h.value = codec.decode(payload);
+  return h;
 }

@@ -17,7 +17,7 @@ import type { CacheEvent } from "../../events.ts";
 import type { Keys } from "../../types.ts";
 import type { Invalidations, Marker, Versions } from "../coherence/mod.ts";
 import type { ServerClock } from "./clock.ts";
-import { decodeStored } from "./envelope.ts";
+import { decodeStored, type EnvelopeCodec } from "./envelope.ts";
 import type { Unstored } from "./unstored.ts";
 
 /** What the reader uses of its cache. */
@@ -62,11 +62,15 @@ export class Reader {
   /** The options of a command without a caller's signal: one object for all. */
   readonly #plain: SendOptions;
   readonly #plainBytes: SendOptions;
+  /** The cache's codec, as the envelope names it. */
+  readonly #codec: EnvelopeCodec;
   /** Moved on by {@linkcode forgetAll}: a read started before is joined no more. */
   #generation = 0;
 
   constructor(parts: ReaderParts) {
     this.#p = parts;
+    const { id, decode, inflate } = parts.codec;
+    this.#codec = inflate === undefined ? { name: id, decode } : { name: id, decode, inflate };
     // A large value's reply grows its deadline as its publication's did.
     this.#plain = Object.freeze({
       ...timeoutOptions(parts.commandTimeoutMs, "commandTimeoutMs"),
@@ -310,7 +314,7 @@ export class Reader {
       // adapter's may be a view of a larger buffer (ioredis slices its socket
       // chunk): copied once, so a value the caller keeps never pins that.
       const own = typeof raw === "string" || raw.byteLength === raw.buffer.byteLength ? raw : raw.slice();
-      return decodeStored(own, this.#p.codec.decode, this.#p.codec.inflate);
+      return decodeStored(own, this.#codec);
     } catch (error) {
       // Another writer's value, an older format or corruption: a miss that
       // the next fill overwrites.

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { optionsObject } from "../../../resp/shared/mod.ts";
+import { checkedOptions } from "../../../resp/shared/mod.ts";
 import type { CacheResult } from "../../types.ts";
 
 /** Options of {@linkcode cacheStatus}. */
@@ -18,6 +18,8 @@ export interface CacheStatusOptions {
    */
   name?: string;
 }
+
+const CACHE_STATUS_OPTIONS = Object.keys({ name: true } satisfies Record<keyof CacheStatusOptions, true>);
 
 // RFC 8941 sf-token: ALPHA or "*" first, then tchar, ":" or "/".
 const TOKEN = /^[A-Za-z*][A-Za-z0-9!#$%&'*+\-.^_`|~:/]*$/;
@@ -51,7 +53,7 @@ const PRINTABLE = /^[\x20-\x7e]*$/;
  * ```
  */
 export function cacheStatus(result: CacheResult<unknown>, options?: CacheStatusOptions): string {
-  const o = optionsObject<CacheStatusOptions>("write Cache-Status", options);
+  const o = checkedOptions<CacheStatusOptions>("write Cache-Status", "cacheStatus()", options, CACHE_STATUS_OPTIONS);
   const name = o.name ?? "herdless";
   if (typeof name !== "string" || name.length === 0 || !PRINTABLE.test(name)) {
     throw new TypeError(

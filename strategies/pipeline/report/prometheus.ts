@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { show } from "../../../resp/shared/mod.ts";
+import { checkedOptions, show } from "../../../resp/shared/mod.ts";
 import type { CacheStats } from "../../events.ts";
 
 /** Anything with `stats()`: a cache built by `pipeline()`. */
@@ -19,6 +19,8 @@ export interface PrometheusOptions {
   /** Prefix of every metric name (`herdless_hits_total`). @default {"herdless"} */
   prefix?: string;
 }
+
+const PROMETHEUS_OPTIONS = Object.keys({ prefix: true } satisfies Record<keyof PrometheusOptions, true>);
 
 // One line of help per metric; the order is the order of the output.
 const HELP: Readonly<Record<keyof CacheStats, string>> = {
@@ -80,7 +82,9 @@ export function prometheus(
   caches: StatsSource | Readonly<Record<string, StatsSource>>,
   options?: PrometheusOptions,
 ): string {
-  const prefix = options?.prefix ?? "herdless";
+  const prefix =
+    checkedOptions<PrometheusOptions>("format metrics", "prometheus()", options, PROMETHEUS_OPTIONS).prefix ??
+      "herdless";
   if (typeof prefix !== "string" || !NAME.test(prefix)) {
     throw new TypeError(`Cannot format metrics: 'prefix' must be a Prometheus metric name, got ${show(prefix)}`);
   }

@@ -66,6 +66,11 @@ close("case, a typo, a swap, a missing or extra letter are close; the rest is no
   assert.is(closestName("DB", names), "db");
   assert.is(closestName("x", names), undefined);
   assert.is(closestName("ttl", names), undefined);
+  // No name within the edit bound: the one that begins as the key does.
+  assert.is(closestName("leaseTime", ["leaseMs", "waitMs", "renew", "pollMs"]), "leaseMs");
+  assert.is(closestName("ttl", ["ttlMs", "tags"]), "ttlMs");
+  // Two names begin that way: none is suggested.
+  assert.is(closestName("maxThing", ["maxEntries", "maxBytes"]), undefined);
   assert.is(closestName("retries", names), undefined);
 });
 close("the nearest wins, the first of equals", () => {

@@ -134,4 +134,81 @@ Life(
   },
 );
 
+Life("close() with no timeout waits for a get whose loader is still running, and serves it", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
+  const o = origin(() => "loaded");
+  const gate = deferred();
+  o.hold = gate.promise;
+  const running = cache.get("k", o.load);
+  await o.called();
+  let closed = false;
+  const closing = cache.close().then(() => (closed = true));
+  await new Promise((r) => setImmediate(r));
+  assert.is(closed, false, "close() resolved while a load ran");
+  gate.resolve();
+  assert.is(await running, "loaded");
+  await closing;
+  assert.ok(await db.redis.send(["EXISTS", cache.keys("k").data]), "the load was not stored");
+});
+
+Life(
+  "close({ timeoutMs }) ends a get whose loader never settles: ClosedError, its signal fires, its lease is released",
+  async () => {
+    const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease({ leaseMs: 60_000 }));
+    const o = origin(() => "never");
+    o.hold = new Promise(() => {}); // A loader that ignores its signal and never settles.
+    const running = cache.get("k", o.load);
+    running.catch(() => {});
+    await o.called();
+    const lease_ = cache.keys("k").lease;
+    assert.ok(await db.redis.send(["EXISTS", lease_]), "the load holds its lease");
+    await cache.close({ timeoutMs: 50 });
+    const error = await rejects(() => running, ClosedError, "Cannot get: the cache is closed");
+    assert.ok(isClosedError(error));
+    assert.is(o.signals[0]!.aborted, true, "the loader's signal did not fire");
+    // Released at once, not at its 60 s expiry: another process takes over now.
+    assert.is(await db.redis.send(["EXISTS", lease_]), 0, "the lease is still held");
+    // Refused from then on, as after any close().
+    await rejects(() => cache.get("k", o.load), ClosedError, "Cannot get: the cache is closed");
+  },
+);
+
+Life("close({ timeoutMs }) refuses a bad bound, naming it", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 1000, namespace: db.ns() });
+  await rejects(
+    () => cache.close({ timeoutMs: -1 }),
+    RangeError,
+    "Cannot close: 'timeoutMs' must be a non-negative integer, got -1",
+  );
+  await cache.close({ timeoutMs: 1000 });
+});
+
+Life("getMany of 500 identities with a signal, and warm with concurrency 50, add no listener warning", async () => {
+  const warnings: Error[] = [];
+  const listen = (w: Error) => warnings.push(w);
+  process.on("warning", listen);
+  try {
+    const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
+    const controller = new AbortController();
+    const ids = Array.from({ length: 500 }, (_, i) => `id${i}`);
+    const values = await cache.getMany(ids, async (missing) => missing.map((m) => `v:${m}`), {
+      signal: controller.signal,
+      timeoutMs: 10_000,
+    });
+    assert.is(values.length, 500);
+    const more = Array.from({ length: 200 }, (_, i) => `w${i}`);
+    const report = await cache.warm(more, ({ identity }) => `v:${identity}`, {
+      concurrency: 50,
+      signal: controller.signal,
+    });
+    assert.is(report.loaded, 200);
+    await cache.close();
+    // Warnings are emitted on the next tick.
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off("warning", listen);
+  }
+  assert.equal(warnings.map((w) => w.name), []);
+});
+
 Life.run();

@@ -367,8 +367,8 @@ Pipeline("onEvent sees every counted event and a throwing hook never breaks a ge
   }, lease());
   assert.is(await cache.get("ev", () => "v"), "v");
   assert.is(await cache.get("ev", () => "v"), "v");
-  assert.equal(seen, ["miss", "lease-won", "load-start", "load-end", "hit"]);
-  assert.is(cache.stats().eventErrors, 5);
+  assert.equal(seen, ["invalidation-mode", "miss", "lease-won", "load-start", "load-end", "hit"]);
+  assert.is(cache.stats().eventErrors, 6);
   const asyncHook = pipeline({
     redis: db.redis,
     ttlMs: 1000,
@@ -377,7 +377,7 @@ Pipeline("onEvent sees every counted event and a throwing hook never breaks a ge
   });
   assert.is(await asyncHook.get("ev", () => "v"), "v");
   await new Promise((r) => setTimeout(r, 0));
-  assert.is(asyncHook.stats().eventErrors, 3);
+  assert.is(asyncHook.stats().eventErrors, 4);
   await cache.close();
   await asyncHook.close();
 });

@@ -23,6 +23,8 @@ const FIELDS = {
   loadMs: 12,
   id: "id",
   epoch: "e",
+  codec: "json",
+  etag: undefined,
   tags: [],
   tagVersions: [],
 };

@@ -159,8 +159,10 @@ Tracing("herdless:event publishes every event with its namespace and label, and 
   }
   const key = cache.keys("home").data;
   const mine = events.seen.filter((e) => e.namespace === namespace);
-  assert.equal(mine.map((e) => e.type), ["miss", "lease-won", "load-start", "load-end", "hit"]);
-  for (const e of mine) {
+  assert.equal(mine.map((e) => e.type), ["invalidation-mode", "miss", "lease-won", "load-start", "load-end", "hit"]);
+  // The mode is the cache's, not a key's: no key, no label.
+  assert.equal(mine[0], { type: "invalidation-mode", mode: "tracking", reason: "client tracking on", namespace });
+  for (const e of mine.slice(1)) {
     assert.is((e as { key: string }).key, key);
     assert.is(e.label, "page:home");
   }
