@@ -14,6 +14,7 @@ import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
 import type { Identity } from "../types.ts";
 import {
+  epochKeyOf,
   InvalidationMessages,
   Invalidations,
   isDuplicable,
@@ -73,7 +74,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
   const declared = attach(strategies.strategies, settings, emit, () => built);
   const local = declared.local === undefined ? undefined : new NearTier(
     declared.local,
-    `${namespace}:epoch`,
+    epochKeyOf(namespace),
     emit,
     // Kept through a lost connection (suspect) only when the cache serves from memory while Redis is down.
     settings.onRedisDown === "local" ? () => (redis as { connected?: boolean }).connected === false : undefined,
@@ -103,6 +104,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     namespace,
     invalidations,
     commandTimeoutMs,
+    now,
     channel,
     // Not counted here: the get it serves is counted once, where its write is refused.
     servesThrough: (error) => settings.failOpen && isWriteRefusal(error),

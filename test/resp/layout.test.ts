@@ -346,6 +346,12 @@ layout("the file check finds a file the map names that is gone", () => {
   ]);
 });
 
+layout("every source and test file is named in snake_case", () => {
+  const files = ["resp/", "strategies/"].flatMap((dir) => walkAll(dir));
+  assert.ok(files.length > 100, `read ${files.length} files`);
+  assert.equal(caseViolations(files), []);
+});
+
 layout("the case check finds kebab and camel case", () => {
   assert.equal(
     caseViolations([

@@ -236,6 +236,7 @@ export class Reader {
     // read beside the GET rather than after it.
     const epoch = p.invalidations.active ? undefined : p.redis.send(["GET", p.versions.epochKey], options);
     if (epoch === undefined) p.versions.prefetchEpoch();
+    else p.versions.epochRead();
     let x: Reply | undefined;
     let raw: Reply;
     let epochNow: Reply | undefined;
