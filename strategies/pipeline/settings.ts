@@ -9,9 +9,10 @@ import type { RedisLike } from "../../resp/types.ts";
 import { resolveCodec, type ResolvedCodec } from "../codec/mod.ts";
 import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
+import type { StandardSchemaV1 } from "../schema.ts";
 import type { Identity, WakeupSource } from "../types.ts";
 import { checkWindow } from "../limits.ts";
-import { checkNamespace } from "./read/mod.ts";
+import { checkNamespace, isStandardSchema } from "./read/mod.ts";
 
 /** A pipeline's settings, checked. */
 export interface Settings {
@@ -34,6 +35,7 @@ export interface Settings {
   readonly onEvent: ((event: CacheEvent) => void) | undefined;
   readonly waitUntil: ((work: Promise<unknown>) => void) | undefined;
   readonly label: ((identity: Identity) => string) | undefined;
+  readonly schema: StandardSchemaV1 | undefined;
 }
 
 const WHERE = "create pipeline";
@@ -55,6 +57,7 @@ const PIPELINE_OPTIONS = Object.keys(
     onEvent: true,
     waitUntil: true,
     label: true,
+    schema: true,
   } satisfies Record<keyof PipelineOptions<unknown>, true>,
 );
 
@@ -73,6 +76,13 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
   const failOpen = o.failOpen ?? true;
   if (typeof failOpen !== "boolean") throw new TypeError(`Cannot create pipeline: 'failOpen' must be a boolean`);
   const codec = resolveCodec(o.codec);
+  if (o.schema !== undefined && !isStandardSchema(o.schema)) {
+    throw new TypeError(
+      `Cannot create pipeline: 'schema' must be a Standard Schema (an object with ["~standard"].validate and version 1, as zod, valibot and arktype make), got ${
+        show(o.schema)
+      }`,
+    );
+  }
   const wakeups = o.wakeups ?? "auto";
   if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
     throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
@@ -96,6 +106,7 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
       ? undefined
       : func<(work: Promise<unknown>) => void>(WHERE, "waitUntil", o.waitUntil),
     label: o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label),
+    schema: o.schema as StandardSchemaV1 | undefined,
   };
 }
 

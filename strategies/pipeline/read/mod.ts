@@ -18,4 +18,5 @@ export {
 export { KeyMemo } from "./key_memo.ts";
 export { checkNamespace, keysFor } from "./keys.ts";
 export { accepts, BYTES_PER_MS, Reader, type ReaderParts, type SharedKeys } from "./reader.ts";
+export { isStandardSchema, type SchemaVerdict, validate } from "./schema_check.ts";
 export { Unstored } from "./unstored.ts";

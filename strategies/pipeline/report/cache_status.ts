@@ -31,7 +31,8 @@ const PRINTABLE = /^[\x20-\x7e]*$/;
  * `herdless; hit; ttl=42` for a hit (`ttl` is `freshForMs` in whole seconds,
  * rounded down), `herdless; hit; ttl=-3` for a stale one, and
  * `herdless; fwd=miss` for a load, plus `; stored` when the load was stored.
- * A near-tier hit adds `; detail=near`.
+ * A load that answered `ctx.notModified()` revalidated the entry it had:
+ * `herdless; fwd=stale; fwd-status=304; stored`. A near-tier hit adds `; detail=near`.
  *
  * @param result what `cache.getEntry()` resolved.
  * @param options the cache's name in the field.
@@ -69,7 +70,10 @@ export function cacheStatus(result: CacheResult<unknown>, options?: CacheStatusO
     throw new TypeError("Cannot write Cache-Status: 'result' must be what getEntry() resolved");
   }
   const member = TOKEN.test(name) ? name : `"${name.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-  if (result.source === "origin") return `${member}; fwd=miss${result.stored ? "; stored" : ""}`;
+  if (result.source === "origin") {
+    const fwd = result.notModified === true ? "fwd=stale; fwd-status=304" : "fwd=miss";
+    return `${member}; ${fwd}${result.stored ? "; stored" : ""}`;
+  }
   const ttl = Math.floor(result.freshForMs / 1000);
   return `${member}; hit; ttl=${ttl}${result.source === "near" ? "; detail=near" : ""}`;
 }

@@ -16,6 +16,7 @@ export class ResultReport {
   ageMs = 0;
   freshForMs = 0;
   stored = false;
+  notModified = false;
 
   /** A judged entry was served (a hit, a stale hit, or a stale-if-error fallback). */
   served(entry: Entry, near: boolean, stale: boolean): void {
@@ -24,6 +25,7 @@ export class ResultReport {
     this.ageMs = Math.max(0, entry.ageMs ?? 0);
     this.freshForMs = entry.freshMs;
     this.stored = false;
+    this.notModified = false;
   }
 
   /** A fill ended with `outcome` (this call's load, one it joined, or another owner's value read). */
@@ -39,6 +41,7 @@ export class ResultReport {
       this.freshForMs = outcome.published ? outcome.freshMs ?? 0 : 0;
       this.stored = outcome.published;
     }
+    this.notModified = outcome.notModified === true;
     this.stale = false;
   }
 
@@ -51,6 +54,7 @@ export class ResultReport {
       ageMs: this.ageMs,
       freshForMs: this.freshForMs,
       stored: this.stored,
+      notModified: this.notModified,
     };
   }
 }

@@ -138,6 +138,7 @@ const result = (r: Partial<CacheResult<unknown>>): CacheResult<unknown> => ({
   ageMs: 0,
   freshForMs: 0,
   stored: false,
+  notModified: false,
   ...r,
 });
 
