@@ -246,7 +246,7 @@ Conditional(
 );
 
 Conditional("a compressed payload stays compressed when republished", async () => {
-  const codec = compressed("json", { minBytes: 0 });
+  const codec = compressed<string>("json", { minBytes: 0 });
   const namespace = db.ns();
   const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace, codec }, windows(), lease());
   const big = "abc".repeat(1_000);

@@ -86,7 +86,12 @@ Expire("with an error window only, the error window absorbs the fresh time and s
 });
 
 Expire("without swr(), the entry is deleted: the next get loads, as after invalidate()", async () => {
-  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns(), negativeTtlMs: 60_000 });
+  const cache = pipeline<string | undefined>({
+    redis: db.redis,
+    ttlMs: 60_000,
+    namespace: db.ns(),
+    negativeTtlMs: 60_000,
+  });
   await cache.set("k", "old");
   await cache.expire("k");
   assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0);

@@ -121,7 +121,15 @@ Force("waiting on another lease, it takes a value whose load began after its cal
     return "from-b";
   }, { forceFresh: true });
   await evB.reach("wait", 1);
-  // A write made after the call began: set() drops the lease and wakes the waiter.
+  // A write made surely after the call began, whatever either client's
+  // estimate of the server's clock: once the server's own clock moved on by
+  // far more than those estimates' errors. set() drops the lease and wakes the waiter.
+  const serverMs = async () => {
+    const [s, us] = (await db.redis.send(["TIME"])) as [string, string];
+    return Number(s) * 1000 + Number(us) / 1000;
+  };
+  const waitingSince = await serverMs();
+  await until(async () => (await serverMs()) > waitingSince + 200);
   await one.set("k", "written-after");
   const r = await forced;
   assert.equal([r.value, r.source, loaded], ["written-after", "redis", false]);
