@@ -14,6 +14,9 @@ export interface CoalesceStrategy extends Strategy {
   readonly size: number;
 }
 
+// A forceFresh flight's key: no data key starts with it.
+const FORCED = "\u0000";
+
 interface Flight {
   readonly promise: Promise<Outcome>;
   readonly controller: AbortController;
@@ -47,9 +50,6 @@ interface Flight {
  * await redis.close();
  * ```
  */
-// A forceFresh flight's key: no data key starts with it.
-const FORCED = "\u0000";
-
 export function coalesce(): CoalesceStrategy {
   const flights = new Map<string, Flight>();
   let cache: CacheContext | undefined;
