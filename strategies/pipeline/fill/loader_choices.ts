@@ -35,9 +35,9 @@ export class ValueChoice {
     this.previous = previous === undefined || previous.negative ? undefined : previous;
   }
 
-  /** Whether `value`, which the loader returned, republishes the previous entry. */
+  /** Whether `value`, which the loader returned, republishes the previous entry (not when it also chose `skip()`). */
   republishes(value: unknown): boolean {
-    return this.notModified && value === this.previous!.value;
+    return this.notModified && !this.skipped && value === this.previous!.value;
   }
 
   /**
