@@ -20,11 +20,15 @@
  * A republication (`ctx.notModified()`) sends a header only: the script
  * keeps the payload the key holds, provided the key still holds the
  * publication the load replaced (its `id`), and writes it under the new
- * header: a new `id`, the server's `TIME`, new windows. The value is neither
- * encoded nor sent again; Redis copies it once in its own memory. The lease
- * check, the lease drop and the announcement are the same as a
- * publication's, so the value-order and lease rules hold as for one: a
- * reader tells the republication from the entry it replaces by its `id`.
+ * header: a new `id`, the server's `TIME`, new windows and etag. The value
+ * keeps the epoch and tag versions it was stored under (and its tags,
+ * unless the loader chose others with `setTags`): a `clear()` or
+ * `invalidateTags()` since it was read leaves the republication a miss, as
+ * it left the value one. It is neither encoded nor sent again; Redis copies
+ * it once in its own memory. The lease check, the lease drop and the
+ * announcement are the same as a publication's, so the value-order and
+ * lease rules hold as for one: a reader tells the republication from the
+ * entry it replaces by its `id`.
  *
  * It runs through `Script`: EVALSHA after the first use, EVAL on NOSCRIPT.
  *
@@ -59,24 +63,31 @@ ${GUARD}
 local value = ARGV[2]
 ${STORE}`);
 
-// ARGV[2] is a header alone, ARGV[9] the id of the publication it replaces.
-// The stored envelope's id is its 8th field; its payload follows the 12th ";".
-// 2: the key holds nothing; 3: it holds another publication (or no envelope).
+// ARGV[2] is a header alone, ARGV[9] the id of the publication it replaces,
+// ARGV[10] 'k' to keep the stored tags. An envelope's fields end at its first
+// twelve ";": the id is the 8th field, the epoch the 9th, the tags the 12th,
+// then the payload. 2: the key holds nothing; 3: another publication.
 const REPUBLISH = new Script(`
 ${GUARD}
 local old = redis.call('GET', KEYS[1])
 if not old then return 2 end
-if string.sub(old, 1, 4) ~= 'hl3;' then return 3 end
-local from = 1
-local id
-for i = 1, 12 do
-  local semi = string.find(old, ';', from, true)
-  if not semi then return 3 end
-  if i == 8 then id = string.sub(old, from, semi - 1) end
-  from = semi + 1
+local function fields(s)
+  local at, from = {}, 1
+  for i = 1, 12 do
+    local semi = string.find(s, ';', from, true)
+    if not semi then return nil end
+    at[i] = semi
+    from = semi + 1
+  end
+  return at
 end
-if id ~= ARGV[9] then return 3 end
-local value = string.sub(ARGV[2], 1, 4) .. string.sub(old, 5, 5) .. string.sub(ARGV[2], 6) .. string.sub(old, from)
+local o = fields(old)
+if string.sub(old, 1, 4) ~= 'hl3;' or not o or string.sub(old, o[7] + 1, o[8] - 1) ~= ARGV[9] then return 3 end
+local h = ARGV[2]
+local n = fields(h)
+local tags = ARGV[10] == 'k' and string.sub(old, o[11] + 1, o[12]) or string.sub(h, n[11] + 1, n[12])
+local value = string.sub(h, 1, 4) .. string.sub(old, 5, 5) .. string.sub(h, 6, n[8]) ..
+  string.sub(old, o[8] + 1, o[9]) .. string.sub(h, n[9] + 1, n[11]) .. tags .. string.sub(old, o[12] + 1)
 ${STORE}`);
 
 /** How a publication treats the lease key. */
@@ -120,19 +131,21 @@ const REPUBLISHED: Record<number, Republished> = { 0: "lost", 1: "stored", 2: "a
 
 /**
  * Republish the payload the data key holds under `p.envelope`, a header
- * alone (its kind letter is taken from the stored entry: a compressed
- * payload stays marked so), provided the key still holds publication `id`.
- * Neither `absent` nor `replaced` touches the key or the lease.
+ * alone, provided the key still holds publication `id`. Taken from the
+ * stored entry: its kind letter (a compressed payload stays marked so), its
+ * epoch, and its tags with their versions unless `keepTags` is false (the
+ * header's own are used). Neither `absent` nor `replaced` touches the key or the lease.
  */
 export async function writeRepublication(
   redis: RedisLike,
   p: Publication,
   id: string,
+  keepTags: boolean,
   options?: SendOptions,
 ): Promise<Republished> {
   const args = publicationArgs(p);
   while (args.length < 8) args.push("");
-  args.push(id);
+  args.push(id, keepTags ? "k" : "");
   const reply = await REPUBLISH.run(redis, [p.key, p.lease], args, options);
   const outcome = REPUBLISHED[Number(reply)];
   if (outcome === undefined) throw new Error(`unexpected republication reply: ${String(reply)}`);

@@ -11,9 +11,11 @@
  * loader's value is stored, the schema's output returned; a value it
  * refuses is a `SchemaError` and nothing is stored). A load that answered
  * `ctx.notModified()` republishes the entry it replaces: a header alone,
- * whose script keeps the stored payload (see `publish_script.ts`); when the
- * key no longer holds that entry, the value is encoded and sent after all
- * (the key is empty) or the newer entry stored there is returned instead.
+ * whose script keeps the stored payload, epoch and tags (see
+ * `publish_script.ts`); when the key no longer holds that entry, nothing is
+ * stored: callers get the previous value (the key emptied: its versions are
+ * not known here, so sending it again could revive a value a `clear()`
+ * dropped) or the newer entry stored there.
  *
  * @module
  */
@@ -163,7 +165,6 @@ export class Publisher {
     stamp: Stamp,
     started: number,
     etag: string | undefined,
-    notModified?: boolean,
   ): Promise<Outcome> {
     const c = this.#cache;
     const key = req.keys.data;
@@ -206,9 +207,7 @@ export class Publisher {
     }
     if (accepted) {
       c.unstored?.stored(key, started);
-      return notModified === true
-        ? { from: "origin", value: output, published: true, freshMs: stored.freshMs, notModified }
-        : { from: "origin", value: output, published: true, freshMs: stored.freshMs };
+      return { from: "origin", value: output, published: true, freshMs: stored.freshMs };
     }
     return this.#late(req, output);
   }
@@ -230,8 +229,7 @@ export class Publisher {
   }
 
   // `ctx.notModified()`: the previous entry again, with a fresh window, from
-  // a header alone; encoded and sent after all when its key holds nothing
-  // (with a schema, only if the value callers got is valid as an input).
+  // a header alone.
   async #republish(
     req: FillRequest,
     choice: ValueChoice,
@@ -263,7 +261,14 @@ export class Publisher {
     const guard = req.guard;
     let result;
     try {
-      result = await this.#writer.republish(req.keys, stored, guard?.token, started, previous.id);
+      result = await this.#writer.republish(
+        req.keys,
+        stored,
+        guard?.token,
+        started,
+        previous.id,
+        choice.tags === undefined,
+      );
     } catch (error) {
       if (!c.degrade(key, error)) throw error;
       return { from: "origin", value: previous.value, published: false };
@@ -275,12 +280,8 @@ export class Publisher {
     if (result === "lost") return this.#late(req, previous.value);
     // Another publication replaced the entry meanwhile: it is newer.
     if (result === "replaced") return this.#current(req, previous.value);
-    // Expired or evicted while the load ran: sent again, under the same lease.
-    if (c.schema !== undefined) {
-      const verdict = await validate(c.schema, previous.value);
-      if (verdict.issues !== undefined) return { from: "origin", value: previous.value, published: false };
-    }
-    return this.#store(req, previous.value, previous.value, loadMs, stamp, started, etag, true);
+    // Expired or evicted while the load ran: served, not stored (see the module's doc).
+    return { from: "origin", value: previous.value, published: false, notModified: true };
   }
 
   #schemaError(key: string, identity: Identity, issues: readonly StandardSchemaIssue[]): SchemaError {

@@ -70,13 +70,18 @@ export class Writer {
     });
   }
 
-  /** Republish the payload stored under publication `id` with the header `stored` (guarded when a token is given). */
+  /**
+   * Republish the payload stored under publication `id` with the header
+   * `stored` (guarded when a token is given), keeping its epoch, and its
+   * tags when `keepTags`.
+   */
   async republish(
     keys: Keys,
     stored: Stored,
     guardToken: string | undefined,
     started: number,
     id: string,
+    keepTags: boolean,
   ): Promise<Republished> {
     const c = this.#cache;
     const mode = guardToken === undefined ? "plain" : "guarded";
@@ -84,6 +89,7 @@ export class Writer {
       c.redis,
       this.#publication(keys, stored, mode, guardToken, started),
       id,
+      keepTags,
       timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"),
     );
     if (result === "stored") c.wrote?.(keys);
