@@ -25,7 +25,7 @@ export interface WarmReport {
  */
 export type LoadMany<T> = (
   missing: readonly Identity[],
-  ctx: BatchLoaderContext,
+  ctx: BatchLoaderContext<T>,
 ) => Promise<readonly (T | undefined)[]>;
 
 /**
@@ -143,6 +143,31 @@ export interface Cache<T> {
   getMany(identities: readonly Identity[], loadMany: LoadMany<T>, options?: GetOptions): Promise<(T | undefined)[]>;
   /** Drop the value and any lease together, so a load already running cannot publish its older snapshot (under `lease()`). */
   invalidate(identity: Identity): Promise<void>;
+  /**
+   * End the fresh window of `identity`'s entry now, in every process (near
+   * tiers too), keeping it as a stale fallback: with `swr()` the next get is
+   * served stale and refreshes once, and a load that fails may still serve
+   * it within `ifErrorMs`. Its lease is dropped with it, as `invalidate()`
+   * drops it, so a load already running cannot publish its older snapshot
+   * as fresh. An entry without a stale or error window (no `swr()`) or a
+   * not-found is deleted: the next get loads. A get that starts once it
+   * resolved never sees the entry fresh, whatever this client's estimate of
+   * the server's clock.
+   *
+   * @example Mark an entry stale after writing to the source
+   * ```ts
+   * import { connect, pipeline, swr } from "@herdless/herdless";
+   * const redis = await connect(process.env.REDIS_URL);
+   * const cache = pipeline<string>({ redis, ttlMs: 60_000, namespace: "expire-example" }, swr({ staleMs: 60_000 }));
+   * await cache.set("profile", "old");
+   * await cache.expire("profile"); // after writing the new profile to the database
+   * const entry = await cache.getEntry("profile", () => "new");
+   * console.log(entry.value, entry.stale); // old true (and one refresh runs in the background)
+   * await cache.close();
+   * await redis.close();
+   * ```
+   */
+  expire(identity: Identity): Promise<void>;
   /** Make every entry carrying one of `tags` a miss: one command per tag, whatever the number of entries. */
   invalidateTags(tags: readonly string[]): Promise<void>;
   /** Make every entry of the namespace a miss: one command (no SCAN, no KEYS); works on a cluster. */

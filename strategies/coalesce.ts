@@ -14,6 +14,9 @@ export interface CoalesceStrategy extends Strategy {
   readonly size: number;
 }
 
+// A forceFresh flight's key: no data key starts with it.
+const FORCED = "\u0000";
+
 interface Flight {
   readonly promise: Promise<Outcome>;
   readonly controller: AbortController;
@@ -30,7 +33,9 @@ interface Flight {
  * The flight leaves the map when it settles, success or failure, so an error
  * is never served to later callers; a caller who arrives once every caller
  * of a flight has left starts a new flight rather than join the abandoned one. Background refreshes pass through
- * unshared (the cache runs at most one per key already).
+ * unshared (the cache runs at most one per key already). A `forceFresh`
+ * call shares a flight only with the other `forceFresh` calls of its key: a
+ * plain flight may have begun loading before it was made.
  *
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
  * @example Fifty callers, one load
@@ -63,7 +68,10 @@ export function coalesce(): CoalesceStrategy {
       // before an invalidation it saw resolve).
       if (flights.size === 0) return;
       if (key === undefined) flights.clear();
-      else flights.delete(key);
+      else {
+        flights.delete(key);
+        flights.delete(FORCED + key);
+      }
     },
     fill(next) {
       return function coalesced(req) {
@@ -71,7 +79,7 @@ export function coalesce(): CoalesceStrategy {
         // with no value: a caller who missed must never receive that. The
         // cache already runs at most one refresh per key, so nothing is lost.
         if (req.background) return next(req);
-        const key = req.keys.data;
+        const key = req.freshAfter === undefined ? req.keys.data : FORCED + req.keys.data;
         let flight = flights.get(key);
         // A flight whose callers all left is aborted but stays in the map
         // until its loader unwinds (a lease release is one more round trip);
@@ -88,7 +96,7 @@ export function coalesce(): CoalesceStrategy {
           promise.then(leave, leave);
           flight = created;
         } else {
-          cache?.emit({ type: "coalesced", key });
+          cache?.emit({ type: "coalesced", key: req.keys.data });
           // A getMany batch loads its other identities meanwhile.
           req.waiting?.();
         }

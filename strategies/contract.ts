@@ -185,8 +185,12 @@ export interface CacheContext {
    * (e.g. the lease's `SET NX`).
    */
   read(keys: Keys, signal: AbortSignal | undefined, extra?: readonly Arg[]): Promise<ReadResult>;
-  /** Whether a re-read entry may stand in for a load (fresh, and newer than `seen`). */
-  accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry;
+  /**
+   * Whether a re-read entry may stand in for a load: fresh, and newer than
+   * `seen`; for a request with `freshAfter` (a `forceFresh` call), fresh and
+   * loaded from a load that began after that mark.
+   */
+  accepts(entry: Entry | undefined, seen: Entry | undefined, freshAfter?: number): entry is Entry;
   /**
    * Whether `error` is Redis refusing writes (OOM, READONLY) and the cache
    * fails open (`failOpen`): then it is counted as `degraded` and the caller
@@ -254,6 +258,8 @@ export interface Entry {
   readonly freshMs: number;
   /** Time since its publication, in the server's time (ms); absent where unknown. */
   readonly ageMs?: number;
+  /** When it was published, on the clock of the server that holds it, in ms since the epoch. */
+  readonly publishedAt: number;
   /** The stale window stored at publish time (served stale, refreshed in the background). */
   readonly staleMs: number;
   /** The error window stored at publish time (served only when a reload fails). */
@@ -264,6 +270,8 @@ export interface Entry {
   readonly id: string;
   /** The tags it was published with. */
   readonly tags: readonly string[];
+  /** The loader's validator stored with the value (`setEtag`), for a conditional refresh. */
+  readonly etag: string | undefined;
 }
 
 /**
@@ -337,8 +345,22 @@ export interface FillRequest {
    * process for its windows.
    */
   readonly offline?: boolean;
-  /** The entry the read phase saw, if any; a re-read must be newer to replace a load. */
+  /**
+   * The entry the read phase saw, if any; a re-read must be newer to replace
+   * a load. A strategy that re-reads before the load (the lease's read) may
+   * pass the entry it read downstream: the loader's `ctx.previous` is the
+   * `seen` that reaches the innermost step.
+   */
   readonly seen: Entry | undefined;
+  /**
+   * Set for a `get(..., { forceFresh: true })`: the latest the clock of the
+   * server holding the key may have read when the call began (ms since the
+   * epoch). No entry read before the load may stand in for it, and a value
+   * another owner published stands in only when its load surely began after
+   * this mark (`accepts(entry, seen, freshAfter)`). Requests carrying it
+   * must not share a load with requests that do not.
+   */
+  readonly freshAfter?: number;
   /**
    * A condition the publication must meet, checked in the same atomic step
    * as the write: the hook through which a fill strategy (`lease()`) keeps
@@ -382,6 +404,8 @@ export interface Outcome {
   readonly freshMs?: number;
   /** For a load Redis did not store because it refused the write or could not be reached. */
   readonly degraded?: "redis-down" | "write-refused";
+  /** The loader answered `ctx.notModified()`: `value` is the previous value, republished. */
+  readonly notModified?: boolean;
 }
 
 /** One step of the fill chain: loads (or obtains) the value for a request. */

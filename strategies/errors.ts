@@ -2,12 +2,14 @@
  * Errors a cache caller may branch on: {@linkcode OverloadedError} when
  * `limit()` shed the call, {@linkcode TimeoutError} (shared with the RESP
  * client) when a wait or the call's own timeout ran out, and
- * {@linkcode ClosedError} for a call made after `close()`.
+ * {@linkcode ClosedError} for a call made after `close()`, {@linkcode SchemaError}
+ * when the pipeline's `schema` refused a loaded value.
  *
  * @module
  */
 import { brand, hasBrand } from "../resp/shared/mod.ts";
 import type { HerdlessErrorOptions } from "../resp/errors.ts";
+import type { StandardSchemaIssue } from "./schema.ts";
 
 export { isTimeoutError, TimeoutError } from "../resp/errors.ts";
 
@@ -175,4 +177,83 @@ export class CodecError extends TypeError {
  */
 export function isCodecError(e: unknown): e is CodecError {
   return hasBrand(e, "CodecError");
+}
+
+/** What a schema found and whose value it was: options of {@linkcode SchemaError}. */
+export interface SchemaErrorOptions {
+  /** The issues the schema reported, as it reported them. */
+  issues: readonly StandardSchemaIssue[];
+  /** The data key the value was loaded for. */
+  key?: string;
+  /** The pipeline's `label` for its identity, when it has one. */
+  label?: string;
+  /** The error that caused this one (a schema that threw). */
+  cause?: unknown;
+}
+
+/**
+ * The pipeline's `schema` refused a value a loader returned (or `set()` was
+ * given): nothing was stored, and the call rejects with it. `issues` are the
+ * schema's own; `path` is where the first one is (`$` the value itself,
+ * `$.user.name` a field in it), and the message names it. A value read from
+ * Redis that the schema refuses is not an error but a miss (event `invalid`).
+ *
+ * @example Tell which field is wrong
+ * ```ts
+ * import { isSchemaError, SchemaError } from "@herdless/herdless";
+ * const error = new SchemaError("Cannot cache user 1: the schema refused the value at $.name (expected a string)", {
+ *   issues: [{ message: "expected a string", path: ["name"] }],
+ * });
+ * console.log(isSchemaError(error), error.path, error.issues.length); // true $.name 1
+ * ```
+ */
+export class SchemaError extends TypeError {
+  /** The schema's issues, as it reported them. */
+  readonly issues: readonly StandardSchemaIssue[];
+  /** Where the first issue is: `$` for the value itself, `$.items[3].at` inside it. */
+  readonly path: string;
+  /** The data key the value was for, when known. */
+  readonly key: string | undefined;
+  /** The identity's label (the pipeline's `label` option), when there is one. */
+  readonly label: string | undefined;
+  /**
+   * Create the error (the cache does; a test may too).
+   *
+   * @param message what was refused and where.
+   * @param options the issues, the key, the label, the cause.
+   */
+  constructor(message: string, options: SchemaErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SchemaError";
+    brand(this, "SchemaError");
+    this.issues = options.issues;
+    this.path = issuePath(options.issues[0]);
+    this.key = options.key;
+    this.label = options.label;
+  }
+}
+
+/**
+ * True when `e` is a {@linkcode SchemaError} from any copy of herdless.
+ *
+ * @example Works across package copies
+ * ```ts
+ * import { isSchemaError, SchemaError } from "@herdless/herdless";
+ * console.log(isSchemaError(new SchemaError("no", { issues: [] })), isSchemaError(new TypeError("no"))); // true false
+ * ```
+ */
+export function isSchemaError(e: unknown): e is SchemaError {
+  return hasBrand(e, "SchemaError");
+}
+
+/** Where `issue` is in the value, written as a path from `$` (`$.user.tags[2]`). */
+export function issuePath(issue: StandardSchemaIssue | undefined): string {
+  let path = "$";
+  for (const part of issue?.path ?? []) {
+    const key = typeof part === "object" && part !== null ? part.key : part;
+    if (typeof key === "number") path += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_$][\w$]*$/.test(key)) path += `.${key}`;
+    else path += `[${JSON.stringify(String(key))}]`;
+  }
+  return path;
 }

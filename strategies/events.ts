@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { StandardSchemaIssue } from "./schema.ts";
 import type { InvalidationMode } from "./types.ts";
 
 /** Counters returned by `cache.stats()`. */
@@ -62,6 +63,10 @@ export interface CacheStats {
   skips: number;
   /** Callers in the error window served the old value after swr's `softTimeoutMs` while their load went on (also in `stale`). */
   softTimeouts: number;
+  /** Loads that answered `ctx.notModified()`: the previous value republished with a fresh window. */
+  notModified: number;
+  /** Values read from Redis that the pipeline's `schema` refused (each a miss, reloaded). */
+  invalid: number;
 }
 
 /**
@@ -108,7 +113,8 @@ export type CacheEventBody =
   | { readonly type: "coalesced" | "shed" | "refresh-dropped"; readonly key: string }
   | { readonly type: "timeout"; readonly key: string; readonly waitedMs: number }
   | { readonly type: "decode-error" | "refresh-error"; readonly key: string; readonly error: unknown }
-  | { readonly type: "near-hit" | "peek" | "set" | "skip" | "soft-timeout"; readonly key: string }
+  | { readonly type: "near-hit" | "peek" | "set" | "skip" | "soft-timeout" | "not-modified"; readonly key: string }
+  | { readonly type: "invalid"; readonly key: string; readonly issues: readonly StandardSchemaIssue[] }
   | { readonly type: "near-invalidation"; readonly key: string | undefined; readonly count: number }
   | { readonly type: "degraded"; readonly key: string; readonly error: unknown }
   | { readonly type: "clear"; readonly epoch: string }

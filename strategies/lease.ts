@@ -99,6 +99,10 @@ const PUSH_POLL_MS = 250;
  * refresh that finds the lease taken does nothing: someone is refreshing.
  * A "not found" is shared with waiters only when it is cached
  * (`negativeTtlMs` > 0); otherwise they take the lease in turn and load again.
+ * A `forceFresh` call that wins the lease loads without looking at what its
+ * read found; waiting, it takes only a value whose load began after the
+ * call. The entry the lease's read found is handed to the load as the one
+ * it replaces (`ctx.previous`).
  *
  * @param options lease duration, wait limit and renewal.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
@@ -154,7 +158,14 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     }
   }
 
-  async function own(c: CacheContext, next: Fill, req: FillRequest, token: string, takenAt: number): Promise<Outcome> {
+  async function own(
+    c: CacheContext,
+    next: Fill,
+    req: FillRequest,
+    token: string,
+    takenAt: number,
+    read: FillRequest["seen"],
+  ): Promise<Outcome> {
     const holding = { req, token };
     held.add(holding);
     let timer: ReturnType<typeof setInterval> | undefined;
@@ -203,7 +214,8 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
           );
         },
       };
-      outcome = await next({ ...req, guard });
+      // The entry read with the lease is the latest the load replaces.
+      outcome = await next({ ...req, guard, seen: read ?? req.seen });
       return outcome;
     } finally {
       clearInterval(timer);
@@ -271,21 +283,26 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
                 // itself (coalesce() still shares it in-process), uncached.
                 if (!c.degrade(key, error)) throw error;
                 const { entry } = await c.read(req.keys, req.signal);
-                if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
+                if (c.accepts(entry, req.seen, req.freshAfter)) {
+                  return { from: "cache", value: entry.value, entry, published: false };
+                }
                 return await next({ ...req, degraded: true });
               }
               const { extra, entry } = read;
               if (extra === "OK") {
                 c.emit({ type: "lease-won", key });
-                if (req.signal.aborted || c.accepts(entry, req.seen)) {
+                // A forceFresh call loads whatever its read found.
+                if (req.signal.aborted || (req.freshAfter === undefined && c.accepts(entry, req.seen))) {
                   await release(c, req, token);
                   if (req.signal.aborted) throw req.signal.reason;
                   // Published between our first read and the lease: never load twice.
                   return { from: "cache", value: entry!.value, entry: entry!, published: false };
                 }
-                return await own(c, next, req, token, takenAt);
+                return await own(c, next, req, token, takenAt, entry);
               }
-              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
+              if (c.accepts(entry, req.seen, req.freshAfter)) {
+                return { from: "cache", value: entry.value, entry, published: false };
+              }
               if (req.background) return { from: "skipped", value: undefined, published: false };
               if (pushed) {
                 // A lost SET NX reads nothing: the lease key is not tracked yet,
@@ -299,7 +316,9 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
               // is free too, and taking it only to find the value would cost
               // a release and a spurious lease.
               const { extra, entry } = await c.read(req.keys, req.signal, ["EXISTS", req.keys.lease]);
-              if (c.accepts(entry, req.seen)) return { from: "cache", value: entry.value, entry, published: false };
+              if (c.accepts(entry, req.seen, req.freshAfter)) {
+                return { from: "cache", value: entry.value, entry, published: false };
+              }
               if (extra === 0) {
                 // The owner failed, expired or was invalidated: take over.
                 acquire = true;

@@ -27,6 +27,7 @@ export type {
   Keys,
   Loader,
   LoaderContext,
+  PreviousValue,
   PushCapable,
   WakeupSource,
 } from "./types.ts";
@@ -46,8 +47,12 @@ export {
   isClosedError,
   isCodecError,
   isOverloadedError,
+  isSchemaError,
   isTimeoutError,
   OverloadedError,
+  SchemaError,
+  type SchemaErrorOptions,
   TimeoutError,
 } from "./errors.ts";
+export type { StandardSchemaIssue, StandardSchemaProps, StandardSchemaResult, StandardSchemaV1 } from "./schema.ts";
 export { type Codec, type CodecOption, compressed, type CompressedOptions } from "./codec/mod.ts";

@@ -7,6 +7,7 @@
 import type { RedisLike } from "../resp/types.ts";
 import type { CodecOption } from "./codec/mod.ts";
 import type { CacheEvent } from "./events.ts";
+import type { StandardSchemaV1 } from "./schema.ts";
 import type { Identity, WakeupSource } from "./types.ts";
 
 /** Options of `pipeline()`. */
@@ -105,6 +106,18 @@ export interface PipelineOptions<T> {
    * @default {1000}
    */
   probeMs?: number;
+  /**
+   * A Standard Schema (zod, valibot, arktype...) for the values: a loaded
+   * value (or one given to `set()`) is validated before it is stored, and
+   * refused with a `SchemaError` naming the path (nothing is stored); a
+   * value read from Redis is validated once, when it is decoded, never on a
+   * near hit: one the schema refuses is a miss (event `invalid`), reloaded.
+   * Redis stores the loader's value (the schema's input); callers get the
+   * schema's output. Asynchronous schemas are awaited. Unset: values are
+   * not validated, and nothing is paid for it.
+   * @default {undefined}
+   */
+  schema?: StandardSchemaV1<unknown, T>;
 }
 
 /** Options of one {@linkcode Cache.get} call. */
@@ -117,6 +130,15 @@ export interface GetOptions {
   ttlMs?: number;
   /** Tags of the value this call publishes: `invalidateTags()` of any of them makes it a miss. */
   tags?: readonly string[];
+  /**
+   * Load from the origin whatever is stored: no near or stored entry is
+   * served. The load is shared with the other `forceFresh` calls of the
+   * identity (coalesce()), runs under the lease (lease()) without looking
+   * for a value published meanwhile, and what it publishes is what the next
+   * get reads. Waiting on another process' lease, the call takes only a
+   * value whose load began after it was made. @default {false}
+   */
+  forceFresh?: boolean;
 }
 
 /** Options of {@linkcode Cache.set}. */

@@ -23,8 +23,21 @@ export interface Keys {
   readonly lease: string;
 }
 
+/**
+ * The entry a load replaces, as `ctx.previous` shows it: enough for a
+ * conditional request (`If-None-Match: etag`, `If-Modified-Since: publishedAt`).
+ */
+export interface PreviousValue<T = unknown> {
+  /** The value callers were served (the schema's output, with a `schema`). */
+  readonly value: T;
+  /** The validator the loader stored with it (`setEtag`), if any. */
+  readonly etag?: string;
+  /** When it was published, on the clock of the Redis server that holds it, in ms since the epoch. */
+  readonly publishedAt: number;
+}
+
 /** What a loader receives. */
-export interface LoaderContext {
+export interface LoaderContext<T = unknown> {
   /**
    * Fires when no caller in this process waits for the load any more (every
    * coalesced caller gave up). A loader may stop then, or finish anyway so
@@ -58,13 +71,39 @@ export interface LoaderContext {
    * @throws {TypeError} once the loader settled.
    */
   skip(): void;
+  /**
+   * The entry this load replaces, when one was read: stale, in swr's error
+   * window, `expire()`d, or due for an early refresh; under `lease()` the
+   * entry its lease read found (a `forceFresh` load's too). `undefined` for
+   * a first load, a not-found, and a `forceFresh` load without `lease()`.
+   */
+  readonly previous: PreviousValue<T> | undefined;
+  /**
+   * Store `etag` with this value (the origin's `ETag`, or any validator the
+   * loader sends back in a conditional request): the next load of the
+   * identity sees it in `previous.etag`. The last call wins.
+   *
+   * @throws {TypeError} for anything but a non-empty string, or once the loader settled.
+   * @throws {RangeError} for an etag over 256 characters.
+   */
+  setEtag(etag: string): void;
+  /**
+   * `return ctx.notModified()` when the origin says the previous value is
+   * current (an HTTP 304): `previous.value` is published again with a fresh
+   * window (and `previous.etag`, unless `setEtag` chose another) without
+   * being encoded or sent to Redis again, and callers get it.
+   *
+   * @returns `previous.value`.
+   * @throws {TypeError} when there is no previous value, or once the loader settled.
+   */
+  notModified(): T;
 }
 
 /**
  * Calls the origin. Returning `undefined` means "not found" (cached for
  * `negativeTtlMs` when that is positive).
  */
-export type Loader<T> = (ctx: LoaderContext) => T | Promise<T>;
+export type Loader<T> = (ctx: LoaderContext<T>) => T | Promise<T>;
 
 /**
  * Where a cache hears of changed keys (for its near tier, its tag and epoch
@@ -91,7 +130,7 @@ export interface PushCapable extends RedisLike {
 export type WakeupSource = "auto" | "poll" | PushCapable;
 
 /** What `loadMany` receives: its signal, and per missing identity (by index into `missing`) the loader's choices. */
-export interface BatchLoaderContext {
+export interface BatchLoaderContext<T = unknown> {
   /** Fires when no caller waits for any identity of this call any more. */
   readonly signal: AbortSignal;
   /**
@@ -115,6 +154,28 @@ export interface BatchLoaderContext {
    * @throws {TypeError} once `loadMany` settled.
    */
   skip(index: number): void;
+  /**
+   * The entry `missing[index]`'s load replaces, when one was read (see
+   * {@linkcode LoaderContext.previous}).
+   *
+   * @throws {RangeError} when `index` is out of range.
+   */
+  previous(index: number): PreviousValue<T> | undefined;
+  /**
+   * Store `etag` with `missing[index]`'s value (see {@linkcode LoaderContext.setEtag}).
+   *
+   * @throws {TypeError} for anything but a non-empty string, or once `loadMany` settled.
+   * @throws {RangeError} when `index` is out of range, or for an etag over 256 characters.
+   */
+  setEtag(index: number, etag: string): void;
+  /**
+   * Put `ctx.notModified(index)` at `index` of the values returned: `missing[index]`'s
+   * previous value is published again with a fresh window (see {@linkcode LoaderContext.notModified}).
+   *
+   * @returns the previous value.
+   * @throws {TypeError} when there is none, or once `loadMany` settled.
+   */
+  notModified(index: number): T;
 }
 
 /** Where a caller's value came from, and how old it is. */
@@ -144,4 +205,6 @@ export interface CacheResult<T> {
    * the write of this call's load (OOM, READONLY, with `failOpen`); else `false`.
    */
   readonly degraded: false | "redis-down" | "write-refused";
+  /** This call's load answered `ctx.notModified()`: the previous value, republished with a fresh window. */
+  readonly notModified: boolean;
 }

@@ -123,6 +123,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     local,
     now,
     unstored,
+    schema: settings.schema,
     emit,
   });
   const publisher = new Publisher({
@@ -137,6 +138,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     versions,
     now,
     label: settings.label,
+    schema: settings.schema,
     unstored,
     clock,
     emit,

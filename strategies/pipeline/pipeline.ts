@@ -151,6 +151,7 @@ class PipelineCache<T> implements Cache<T> {
           loadMany: loadMany as LoadMany<unknown>,
           ttlMs: call.ttlMs,
           tags: call.tags,
+          forceFresh: call.forceFresh,
           signal: deadline.signal,
           closing: () => this.#life.closing !== undefined,
         })) as (T | undefined)[];
@@ -212,6 +213,10 @@ class PipelineCache<T> implements Cache<T> {
 
   invalidate(identity: Identity): Promise<void> {
     return this.#life.run("invalidate", () => this.#writes.invalidate(this.#parts.keys(identity)));
+  }
+
+  expire(identity: Identity): Promise<void> {
+    return this.#life.run("expire", () => this.#writes.expire(this.#parts.keys(identity)));
   }
 
   invalidateTags(tags: readonly string[]): Promise<void> {

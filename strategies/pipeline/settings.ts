@@ -9,9 +9,10 @@ import type { RedisLike } from "../../resp/types.ts";
 import { resolveCodec, type ResolvedCodec } from "../codec/mod.ts";
 import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
+import type { StandardSchemaV1 } from "../schema.ts";
 import type { Identity, WakeupSource } from "../types.ts";
 import { checkWindow } from "../limits.ts";
-import { checkNamespace } from "./read/mod.ts";
+import { checkNamespace, isStandardSchema } from "./read/mod.ts";
 
 /** A pipeline's settings, checked. */
 export interface Settings {
@@ -37,6 +38,7 @@ export interface Settings {
   /** What a get does while Redis cannot be reached. */
   readonly onRedisDown: "error" | "local";
   readonly probeMs: number;
+  readonly schema: StandardSchemaV1 | undefined;
 }
 
 const WHERE = "create pipeline";
@@ -60,6 +62,7 @@ const PIPELINE_OPTIONS = Object.keys(
     label: true,
     onRedisDown: true,
     probeMs: true,
+    schema: true,
   } satisfies Record<keyof PipelineOptions<unknown>, true>,
 );
 
@@ -83,6 +86,13 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
     throw new TypeError(`Cannot create pipeline: 'onRedisDown' must be "error" or "local", got ${show(onRedisDown)}`);
   }
   const probeMs = positiveInt(WHERE, "probeMs", o.probeMs ?? 1000);
+  if (o.schema !== undefined && !isStandardSchema(o.schema)) {
+    throw new TypeError(
+      `Cannot create pipeline: 'schema' must be a Standard Schema (an object with ["~standard"].validate and version 1, as zod, valibot and arktype make), got ${
+        show(o.schema)
+      }`,
+    );
+  }
   const wakeups = o.wakeups ?? "auto";
   if (wakeups !== "auto" && wakeups !== "poll" && typeof (wakeups as { onPush?: unknown })?.onPush !== "function") {
     throw new TypeError(`Cannot create pipeline: 'wakeups' must be "auto", "poll" or a RESP3 client with onPush()`);
@@ -108,6 +118,7 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
     label: o.label === undefined ? undefined : func<(id: Identity) => string>(WHERE, "label", o.label),
     onRedisDown,
     probeMs,
+    schema: o.schema as StandardSchemaV1 | undefined,
   };
 }
 

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import type { ClusterClient } from "../../resp/cluster/client.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
+import { swr } from "../../strategies/swr.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Strategy } from "../../strategies/contract.ts";
@@ -116,6 +117,70 @@ test("invalidateTags() drops the tagged entries on every primary and leaves the 
   const after = await Promise.all(ids.map((id) => one.peek(id)));
   assert.equal(after, ids.map((id) => tagged.includes(id) ? undefined : "old"));
   await Promise.all([one.close(), two.close()]);
+});
+
+test("expire(), notModified() and forceFresh on every primary, seen by the other client", async (ctx) => {
+  const [one, two] = caches(ctx, () => [swr({ staleMs: 60_000 }), lease()]);
+  const ids = spread(ctx.cluster, one, 2);
+  for (const id of ids) {
+    await one.get(id, (c) => {
+      c.setEtag(`e-${id}`);
+      return `v1:${id}`;
+    });
+  }
+  for (const id of ids) await one.expire(id);
+  // The other client sees each stale, and its refresh answers notModified().
+  const etags: (string | undefined)[] = [];
+  const stale = await Promise.all(ids.map((id) =>
+    two.getEntry(id, (c) => {
+      etags.push(c.previous?.etag);
+      return c.notModified();
+    })
+  ));
+  assert.ok(stale.every((r) => r.stale));
+  await until(() => two.stats().notModified === ids.length);
+  assert.equal(etags.sort(), ids.map((id) => `e-${id}`).sort());
+  for (const id of ids) {
+    const r = await one.getEntry(id, () => "never");
+    assert.equal([r.value, r.stale], [`v1:${id}`, false]);
+  }
+  // forceFresh loads on whatever node holds the key; the other client reads it.
+  for (const id of ids) assert.is(await two.get(id, () => `v2:${id}`, { forceFresh: true }), `v2:${id}`);
+  for (const id of ids) assert.is(await one.get(id, () => "never"), `v2:${id}`);
+  assert.equal(
+    await two.getMany(ids, (missing) => Promise.resolve(missing.map((id) => `v3:${String(id)}`)), {
+      forceFresh: true,
+    }),
+    ids.map((id) => `v3:${id}`),
+  );
+  assert.is(one.stats().loads, ids.length);
+  await one.close();
+  await two.close();
+});
+
+test("a schema validates what each primary holds once, and reloads what it refuses", async (ctx) => {
+  const namespace = shared.ns();
+  const raw = pipeline<unknown>({ redis: ctx.b, ttlMs: 60_000, namespace });
+  // A Standard Schema written by hand: a number, doubled.
+  const doubled = {
+    "~standard": {
+      version: 1 as const,
+      vendor: "test",
+      validate: (v: unknown) => typeof v === "number" ? { value: v * 2 } : { issues: [{ message: "not a number" }] },
+    },
+  };
+  const cache = pipeline<number>({ redis: ctx.a, ttlMs: 60_000, namespace, schema: doubled }, near());
+  const ids = spread(ctx.cluster, cache, 2);
+  for (const [i, id] of ids.entries()) await raw.set(id, i % 2 === 0 ? 10 : "bad");
+  const values = await cache.getMany(ids, (missing) => Promise.resolve(missing.map(() => 7)));
+  assert.equal(values, ids.map((_, i) => (i % 2 === 0 ? 20 : 14)));
+  assert.is(cache.stats().invalid, ids.length / 2);
+  assert.equal(
+    await raw.getMany(ids, () => Promise.reject(new Error("never"))),
+    ids.map((_, i) => (i % 2 === 0 ? 10 : 7)),
+  );
+  await raw.close();
+  await cache.close();
 });
 
 test.run();

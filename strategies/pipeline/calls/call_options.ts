@@ -1,13 +1,13 @@
 /**
  * The options every cache method shares (`signal`, `timeoutMs`, `ttlMs`,
- * `tags`), checked once per call, and the frozen options of a call that
+ * `tags`, and a read's `forceFresh`), checked once per call, and the frozen options of a call that
  * gave none. A call, here and in every name of this folder, is one
  * invocation of a cache method: its options are here, its deadline is
  * `CallDeadline` (`deadline.ts`).
  *
  * @module
  */
-import { abortSignal, knownOptions, optionsObject, positiveInt } from "../../../resp/shared/mod.ts";
+import { abortSignal, boolean, knownOptions, optionsObject, positiveInt } from "../../../resp/shared/mod.ts";
 import type { GetOptions, SetOptions, WarmOptions } from "../../options.ts";
 import { checkWindow } from "../../limits.ts";
 import { checkTags } from "../fill/mod.ts";
@@ -18,13 +18,20 @@ export interface CallOptions {
   readonly timeoutMs: number | undefined;
   readonly ttlMs: number;
   readonly tags: readonly string[];
+  /** Serve no stored entry: load, and publish (`get`, `getEntry`, `getMany`). */
+  readonly forceFresh: boolean;
 }
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** The options of `get`, `getEntry` and `getMany`: any other key is refused, naming the close one. */
 export const GET_OPTIONS: ReadonlySet<string> = new Set(
-  Object.keys({ signal: true, timeoutMs: true, ttlMs: true, tags: true } satisfies Record<keyof GetOptions, true>),
+  Object.keys(
+    { signal: true, timeoutMs: true, ttlMs: true, tags: true, forceFresh: true } satisfies Record<
+      keyof GetOptions,
+      true
+    >,
+  ),
 );
 /** The options of `set`. */
 export const SET_OPTIONS: ReadonlySet<string> = new Set(
@@ -37,7 +44,7 @@ export const WARM_OPTIONS: ReadonlySet<string> = new Set(
 
 /** The options of a call that gave none: one frozen object per cache, so the hot path allocates nothing. */
 export function defaultOptions(ttlMs: number): CallOptions {
-  return Object.freeze({ signal: undefined, timeoutMs: undefined, ttlMs, tags: NO_TAGS });
+  return Object.freeze({ signal: undefined, timeoutMs: undefined, ttlMs, tags: NO_TAGS, forceFresh: false });
 }
 
 /**
@@ -62,13 +69,16 @@ export function callOptions(
   const timeoutMs = o.timeoutMs === undefined ? undefined : positiveInt(where, "timeoutMs", o.timeoutMs);
   if (
     byDeadline !== undefined && o.signal === undefined && o.ttlMs === undefined && o.tags === undefined &&
-    timeoutMs !== undefined
+    o.forceFresh === undefined && timeoutMs !== undefined
   ) {
     let call = byDeadline.get(timeoutMs);
     if (call === undefined) {
       // Bounded: a program computing its deadlines per call starts over now and then.
       if (byDeadline.size >= 256) byDeadline.clear();
-      byDeadline.set(timeoutMs, call = Object.freeze({ signal: undefined, timeoutMs, ttlMs, tags: NO_TAGS }));
+      byDeadline.set(
+        timeoutMs,
+        call = Object.freeze({ signal: undefined, timeoutMs, ttlMs, tags: NO_TAGS, forceFresh: false }),
+      );
     }
     return call;
   }
@@ -77,5 +87,6 @@ export function callOptions(
     checkTtl(ttlMs);
   }
   const tags = o.tags === undefined ? NO_TAGS : checkTags(where, "tags", o.tags);
-  return { signal: o.signal, timeoutMs, ttlMs, tags };
+  const forceFresh = o.forceFresh === undefined ? false : boolean(where, "forceFresh", o.forceFresh);
+  return { signal: o.signal, timeoutMs, ttlMs, tags, forceFresh };
 }

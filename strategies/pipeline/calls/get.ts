@@ -6,7 +6,8 @@
  * for runs in the background). A miss runs the fill chain down to the origin
  * and the publication, tracked so that `close()` waits for it and the load
  * outlives a caller who leaves. `getEntry` is the same get, reporting where
- * its value came from; `peek` and `refresh` are its relatives.
+ * its value came from; `peek` and `refresh` are its relatives. A
+ * `forceFresh` call leaves the read out and goes straight to the fill.
  *
  * @module
  */
@@ -66,6 +67,8 @@ export interface RequestState {
   readonly seen: Entry | undefined;
   /** Redis cannot be reached: the load serves this process only. */
   readonly offline?: boolean;
+  /** A `forceFresh` call's mark (see `FillRequest.freshAfter`). */
+  readonly freshAfter?: number;
 }
 
 /** Serves the gets of one cache. */
@@ -115,6 +118,7 @@ export class Gets {
     } catch (error) {
       return Promise.reject(error);
     }
+    if (call.forceFresh) return this.#forced(method, keys, identity, loader, call, report);
     // 1. The near tier: a servable entry is answered without an await (a
     // call's options cost nothing here: it never waits).
     if (p.near && p.invalidations.active) {
@@ -249,6 +253,34 @@ export class Gets {
     }
   }
 
+  // forceFresh: no entry is read or served; the fill runs with the mark a
+  // value published by another owner must have begun loading after.
+  async #forced(
+    method: string,
+    keys: SharedKeys,
+    identity: Identity,
+    loader: Loader<unknown>,
+    call: CallOptions,
+    report: ResultReport | undefined,
+  ): Promise<unknown> {
+    const p = this.#p;
+    const key = keys.data;
+    p.lifecycle.enter(method);
+    const deadline = new CallDeadline(key, method, call.signal, call.timeoutMs, performance.now(), p.lifecycle.running);
+    try {
+      const waiting = p.invalidations.whenReady();
+      if (waiting !== undefined) await waiting;
+      const freshAfter = await p.reader.latestNow(key, deadline.signal);
+      return await this.#fill(keys, identity, loader, call, deadline, undefined, undefined, false, report, freshAfter);
+    } catch (error) {
+      if (error === deadline.timedOut) p.stats.emit({ type: "timeout", key, waitedMs: call.timeoutMs! });
+      throw error;
+    } finally {
+      deadline.dispose();
+      p.lifecycle.leave();
+    }
+  }
+
   // A servable entry: counted, it supersedes the loads running for its key,
   // and a refresh it calls for starts in the background.
   #serve(
@@ -282,6 +314,7 @@ export class Gets {
     fallback: Entry | undefined,
     near: boolean,
     report: ResultReport | undefined,
+    freshAfter?: number,
   ): Promise<unknown> {
     const p = this.#p;
     const key = keys.data;
@@ -294,11 +327,10 @@ export class Gets {
       if (signal.aborted) throw signal.reason;
       // The fill outlives a caller who leaves: an owner keeps loading and
       // publishing for the others, tracked so close() waits for it.
-      const fill = p.background.track(p.strategies.fill(this.request(keys, identity, loader, call, {
-        signal,
-        background: false,
-        seen,
-      })));
+      const state: RequestState = freshAfter === undefined
+        ? { signal, background: false, seen }
+        : { signal, background: false, seen, freshAfter };
+      const fill = p.background.track(p.strategies.fill(this.request(keys, identity, loader, call, state)));
       const after = fallback === undefined ? undefined : p.fallbackAfterMs;
       const outcome = await race(after === undefined ? fill : fallbackRace(fill, after), signal);
       if (outcome === FALLBACK) {
@@ -332,7 +364,7 @@ export class Gets {
     const p = this.#p;
     const fields: FillRequest = { keys, identity, ttlMs: call.ttlMs, tags: call.tags, ...state };
     return chained(fields, (req) => {
-      const choices = new LoaderChoices(p.choices, 1, req.offline === true);
+      const choices = new LoaderChoices(p.choices, [req.seen], req.offline === true);
       const origin = async () => {
         try {
           return await loader(choices.loaderContext(req.signal, req.identity));

@@ -12,7 +12,8 @@
  * said it is waiting on someone else's load through `req.waiting()`), so a
  * batch never waits for another batch that waits for it. Requests that
  * arrive later (a waiter that took over a failed owner's lease) leave in one
- * more wave once nothing is on its way or waiting any more.
+ * more wave once nothing is on its way or waiting any more. With
+ * `forceFresh`, nothing is read: every identity goes to the fill.
  *
  * @module
  */
@@ -33,6 +34,7 @@ export interface BatchCall {
   readonly loadMany: LoadMany<unknown>;
   readonly ttlMs: number;
   readonly tags: readonly string[];
+  readonly forceFresh: boolean;
   readonly signal: AbortSignal;
   /** True once the cache is closing: a batch then starts no background refresh. */
   readonly closing: () => boolean;
@@ -87,6 +89,7 @@ async function fillBatch(
 ): Promise<unknown[]> {
   const waiting = core.invalidations.whenReady();
   if (waiting !== undefined) await waiting;
+  if (call.forceFresh) return await forced(core, call, slots, items, group);
   // Issued in one tick: they leave in one write (one per node on a cluster).
   // Each joins a read of its key already in flight in this process, if any.
   // With onRedisDown "local", an identity whose server cannot be reached is
@@ -168,6 +171,26 @@ async function fillBatch(
   return slots.map((key) => values.get(key));
 }
 
+// forceFresh: every identity loaded, none read; a value another owner
+// publishes stands in only if its load began after the call.
+async function forced(
+  core: GetParts,
+  call: BatchCall,
+  slots: readonly string[],
+  items: readonly Item[],
+  group: RaceGroup,
+): Promise<unknown[]> {
+  const marks = await Promise.all(items.map((item) => group.race(core.reader.latestNow(item.keys.data, undefined))));
+  for (const item of items) core.stats.mark("miss", item.keys.data);
+  if (call.signal.aborted) throw call.signal.reason;
+  const fills = new Batch(core, call, false).fill(
+    items.map((item, i) => ({ item, seen: undefined, freshAfter: marks[i] })),
+  );
+  const outcomes = await Promise.all(fills.map((fill) => group.race(fill)));
+  const values = new Map(items.map((item, i) => [item.keys.data, outcomes[i]!.value]));
+  return slots.map((key) => values.get(key));
+}
+
 // Stale and early-refresh entries are refreshed in the background, as one
 // more batch (each identity at most once per cache at a time).
 function refresh(
@@ -237,7 +260,9 @@ class Batch {
    * only in-process ones like coalesce()) must find the others still on
    * their way, or its wave would leave alone.
    */
-  fill(pending: readonly { item: Item; seen: Entry | undefined; offline?: boolean }[]): Promise<Outcome>[] {
+  fill(
+    pending: readonly { item: Item; seen: Entry | undefined; offline?: boolean; freshAfter?: number | undefined }[],
+  ): Promise<Outcome>[] {
     const slots = pending.map(({ item, offline }): Slot => ({
       item,
       offline: offline === true,
@@ -247,10 +272,10 @@ class Batch {
       reject: undefined,
     }));
     this.#slots.push(...slots);
-    return slots.map((slot, i) => this.#start(slot, pending[i]!.seen));
+    return slots.map((slot, i) => this.#start(slot, pending[i]!.seen, pending[i]!.freshAfter));
   }
 
-  #start(slot: Slot, seen: Entry | undefined): Promise<Outcome> {
+  #start(slot: Slot, seen: Entry | undefined, freshAfter: number | undefined): Promise<Outcome> {
     const core = this.#core;
     const fields: FillRequest = {
       keys: slot.item.keys,
@@ -260,6 +285,7 @@ class Batch {
       signal: this.#call.signal,
       background: this.#background,
       seen,
+      ...(freshAfter === undefined ? {} : { freshAfter }),
       waiting: () => this.#move(slot, "waiting"),
       ...(slot.offline ? { offline: true } : {}),
     };
@@ -335,7 +361,11 @@ class Batch {
         : await core.publisher.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
-      const choices = new LoaderChoices(core.choices, wave.length, wave.every((slot) => slot.offline));
+      const choices = new LoaderChoices(
+        core.choices,
+        reqs.map((req) => req.seen),
+        wave.every((slot) => slot.offline),
+      );
       // Loads start when loadMany is called, past the load hooks (limit()).
       let began = false;
       try {

@@ -1,5 +1,5 @@
 /**
- * The calls that change what is stored: `set`, `invalidate`,
+ * The calls that change what is stored: `set`, `invalidate`, `expire`,
  * `invalidateTags` and `clear`. Each ends the same way, in
  * {@linkcode Writes.#forget}: what this process keeps of the keys written
  * (a value served but not stored, a read in flight, a running load) is
@@ -12,7 +12,7 @@ import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { Identity, Keys } from "../../types.ts";
 import type { Invalidations, NearTier, Versions } from "../coherence/mod.ts";
 import type { Composition } from "../composition.ts";
-import { checkTags, type Publisher } from "../fill/mod.ts";
+import { checkTags, expireEntry, type Publisher } from "../fill/mod.ts";
 import type { Reader, SharedKeys, Unstored } from "../read/mod.ts";
 import type { Stats } from "../report/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
@@ -61,6 +61,22 @@ export class Writes {
     // on a cluster the two go to different nodes, and a message overtaking
     // its write would let a reader keep the old value.
     await p.redis.send(["PUBLISH", p.channel, keys.data], options);
+    p.invalidations.wrote([keys.data, keys.lease]);
+    this.#forget(keys);
+  }
+
+  /**
+   * End the fresh window of `keys`' entry now and drop its lease, in one
+   * script (see `fill/expire_script.ts`): the rewrite invalidates it on
+   * every tracking connection, and the script announces it for the rest.
+   */
+  async expire(keys: SharedKeys): Promise<void> {
+    const p = this.#p;
+    await expireEntry(
+      p.redis,
+      { key: keys.data, lease: keys.lease, channel: p.channel },
+      timeoutOptions(p.commandTimeoutMs, "commandTimeoutMs"),
+    );
     p.invalidations.wrote([keys.data, keys.lease]);
     this.#forget(keys);
   }

@@ -1,6 +1,8 @@
 /**
  * What a loader may decide from what it loaded: this value's TTL
- * (`setTtlMs`), its tags (`setTags`), or not to cache it at all (`skip`).
+ * (`setTtlMs`), its tags (`setTags`), its validator (`setEtag`), that the
+ * value it replaces is still current (`notModified`, for `previous`), or not
+ * to cache it at all (`skip`).
  * One {@linkcode ValueChoice} per loaded value, read by the publisher; the
  * contexts handed to a `get`'s loader and to a `getMany`'s `loadMany` write
  * into them, validated at the call, and refuse once the load settled.
@@ -9,10 +11,10 @@
  */
 import { intInRange } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
-import type { FillRequest } from "../../contract.ts";
-import type { BatchLoaderContext, Identity, LoaderContext } from "../../types.ts";
+import type { Entry, FillRequest } from "../../contract.ts";
+import type { BatchLoaderContext, Identity, LoaderContext, PreviousValue } from "../../types.ts";
 import { type Stamp, token, type Versions } from "../coherence/mod.ts";
-import { checkWindow } from "../../limits.ts";
+import { checkWindow, MAX_ETAG_CHARS } from "../../limits.ts";
 import { checkTags } from "./tags.ts";
 
 /** What the loader chose for one value; untouched fields keep the call's settings. */
@@ -22,6 +24,21 @@ export class ValueChoice {
   /** The tag versions read when `setTags` was called: invalidations from then on are caught. */
   tagVersions: Promise<readonly string[]> | undefined;
   skipped = false;
+  /** The validator stored with the value (`setEtag`). */
+  etag: string | undefined;
+  /** The loader answered `notModified()`: the previous entry is republished if it returns its value. */
+  notModified = false;
+  /** The entry the load replaces (`ctx.previous`), if one was read and is not a not-found. */
+  readonly previous: Entry | undefined;
+
+  constructor(previous?: Entry) {
+    this.previous = previous === undefined || previous.negative ? undefined : previous;
+  }
+
+  /** Whether `value`, which the loader returned, republishes the previous entry (not when it also chose `skip()`). */
+  republishes(value: unknown): boolean {
+    return this.notModified && !this.skipped && value === this.previous!.value;
+  }
 
   /**
    * The request and stamp the value is published with: the chosen TTL
@@ -57,13 +74,13 @@ export class LoaderChoices {
 
   /**
    * @param context what the choices check against.
-   * @param count how many values the origin call loads.
+   * @param previous per value, the entry its load replaces (`seen`), aligned.
    * @param offline Redis cannot be reached: tag versions are the known ones, never read.
    */
-  constructor(context: ChoiceContext, count: number, offline = false) {
+  constructor(context: ChoiceContext, previous: readonly (Entry | undefined)[], offline = false) {
     this.#offline = offline;
     this.#cache = context;
-    this.items = Array.from({ length: count }, () => new ValueChoice());
+    this.items = previous.map((entry) => new ValueChoice(entry));
   }
 
   /** The load is over: the setters refuse from now on. */
@@ -103,11 +120,44 @@ export class LoaderChoices {
     this.#choice("skip", index).skipped = true;
   }
 
+  setEtag(index: number, etag: unknown): void {
+    const choice = this.#choice("setEtag", index);
+    if (typeof etag !== "string" || etag.length === 0) {
+      throw new TypeError(
+        `Cannot setEtag: 'etag' must be a non-empty string, got ${typeof etag === "string" ? '""' : typeof etag}`,
+      );
+    }
+    if (etag.length > MAX_ETAG_CHARS) {
+      throw new RangeError(
+        `Cannot setEtag: 'etag' is ${etag.length} characters, over the longest an entry carries (${MAX_ETAG_CHARS})`,
+      );
+    }
+    choice.etag = etag;
+  }
+
+  notModified(index: number): unknown {
+    const choice = this.#choice("notModified", index);
+    if (choice.previous === undefined) {
+      throw new TypeError("Cannot notModified: there is no previous value (ctx.previous is undefined)");
+    }
+    choice.notModified = true;
+    return choice.previous.value;
+  }
+
+  previous(index: number): PreviousValue | undefined {
+    const entry = (this.items.length === 1 && index === 0 ? this.items[0]! : this.#item("previous", index)).previous;
+    return previousValue(entry);
+  }
+
   #choice(where: string, index: number): ValueChoice {
     if (this.#settled) {
       throw new TypeError(`Cannot ${where}: the load is over (call it before the loader settles)`);
     }
     if (this.items.length === 1 && index === 0) return this.items[0]!;
+    return this.#item(where, index);
+  }
+
+  #item(where: string, index: number): ValueChoice {
     return this.items[intInRange(where, "index", index, 0, this.items.length - 1)]!;
   }
 
@@ -119,6 +169,9 @@ export class LoaderChoices {
       setTtlMs: (ms: number) => this.setTtlMs(0, ms),
       setTags: (tags: readonly string[]) => this.setTags(0, tags),
       skip: () => this.skip(0),
+      previous: previousValue(this.items[0]!.previous),
+      setEtag: (etag: string) => this.setEtag(0, etag),
+      notModified: () => this.notModified(0),
     };
   }
 
@@ -129,6 +182,19 @@ export class LoaderChoices {
       setTtlMs: (index: number, ms: number) => this.setTtlMs(index, ms),
       setTags: (index: number, tags: readonly string[]) => this.setTags(index, tags),
       skip: (index: number) => this.skip(index),
+      previous: (index: number) => this.previous(index),
+      setEtag: (index: number, etag: string) => this.setEtag(index, etag),
+      notModified: (index: number) => this.notModified(index),
     };
   }
+}
+
+/** What `ctx.previous` shows of `entry`. */
+function previousValue(entry: Entry | undefined): PreviousValue | undefined {
+  if (entry === undefined) return undefined;
+  return Object.freeze(
+    entry.etag === undefined
+      ? { value: entry.value, publishedAt: entry.publishedAt }
+      : { value: entry.value, etag: entry.etag, publishedAt: entry.publishedAt },
+  );
 }

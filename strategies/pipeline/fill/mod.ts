@@ -6,6 +6,7 @@
  * @module
  */
 export { BackgroundWork } from "./background.ts";
+export { expireEntry } from "./expire_script.ts";
 export { chained, type ChainedRequest, compose, composeLoad, runBatchOrigin, runOrigin } from "./chain.ts";
 export { type ChoiceContext, LoaderChoices, ValueChoice } from "./loader_choices.ts";
 export { isWriteRefusal, Publisher, type PublisherContext } from "./publisher.ts";

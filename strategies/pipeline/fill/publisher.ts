@@ -7,32 +7,41 @@
  * expired or was invalidated) returns the value stored now, or the loaded
  * one if nothing is. `set()` writes through the same steps.
  *
+ * With a `schema`, a loaded value is validated before it is stored (the
+ * loader's value is stored, the schema's output returned; a value it
+ * refuses is a `SchemaError` and nothing is stored). A load that answered
+ * `ctx.notModified()` republishes the entry it replaces: a header alone,
+ * whose script keeps the stored payload, epoch and tags (see
+ * `publish_script.ts`); when the key no longer holds that entry, nothing is
+ * stored: callers get the previous value (the key emptied: its versions are
+ * not known here, so sending it again could revive a value a `clear()`
+ * dropped) or the newer entry stored there.
+ *
  * @module
  */
 import { isRedisReplyError } from "../../../resp/errors.ts";
-import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
-import type { ResolvedCodec } from "../../codec/mod.ts";
-import type { Entry, FillRequest, Load, Outcome, StoredEntry, WritePlan } from "../../contract.ts";
-import { CodecError, isCodecError } from "../../errors.ts";
+import type { Entry, FillRequest, Load, Outcome } from "../../contract.ts";
+import { SchemaError } from "../../errors.ts";
 import type { CacheEvent } from "../../events.ts";
+import type { StandardSchemaIssue, StandardSchemaV1 } from "../../schema.ts";
 import type { Identity, Keys } from "../../types.ts";
-import { type Stamp, token, type Versions } from "../coherence/mod.ts";
-import { BYTES_PER_MS, encodeEnvelope, loadMsOffset, type ServerClock, type Unstored } from "../read/mod.ts";
+import type { Stamp, Versions } from "../coherence/mod.ts";
+import { type ServerClock, type Unstored, validate } from "../read/mod.ts";
 import { runOrigin } from "./chain.ts";
 import type { ValueChoice } from "./loader_choices.ts";
-import { type PublishMode, writePublication } from "./publish_script.ts";
+import type { PublishMode } from "./publish_script.ts";
+import { shape, type ShapeContext, type Stored, valueName } from "./shape.ts";
+import { Writer, type WriterContext } from "./writer.ts";
+import { issuePath } from "../../errors.ts";
 
 /** What the publisher needs of its cache. */
-export interface PublisherContext {
+export interface PublisherContext extends ShapeContext, WriterContext {
   readonly redis: RedisLike;
-  readonly codec: ResolvedCodec;
-  readonly negativeTtlMs: number;
-  /** The write phase: the strategies' write hooks, shaping `plan` in place. */
-  write(plan: WritePlan): void;
   readonly channel: string;
   readonly commandTimeoutMs: number;
-  readonly maxValueBytes: number;
+  /** The pipeline's `schema`, if any: a loaded value is validated before it is stored. */
+  readonly schema?: StandardSchemaV1 | undefined;
   /**
    * Whether `error` is Redis refusing writes (OOM, READONLY) and the cache
    * fails open: counted as `degraded`, and the caller gets the origin's value
@@ -41,8 +50,6 @@ export interface PublisherContext {
   degrade(key: string, error: unknown): boolean;
   readonly versions: Versions;
   readonly now: () => number;
-  /** The pipeline's `label` option, to name an identity whose value the codec refused. */
-  readonly label: ((identity: Identity) => string) | undefined;
   /** Where a value served but not stored is kept. */
   readonly unstored?: Unstored;
   /** This client's estimate of the clock of the server that holds `key`, and how far it may be off (undefined until measured). */
@@ -54,19 +61,6 @@ export interface PublisherContext {
   wrote?(keys: Keys): void;
 }
 
-/** A shaped value ready to store. */
-interface Stored {
-  readonly envelope: string | Uint8Array;
-  readonly px: number;
-  /** The fresh window it is stored with. */
-  readonly freshMs: number;
-  /** What the envelope says besides the value and the server's publication time. */
-  readonly fields: Omit<StoredEntry, "value" | "publishedAt" | "size">;
-}
-
-// Sizes a publication's deadline and the lease extension before it: the
-// value must cross the network before the script runs (at BYTES_PER_MS).
-const LARGE = 1 << 20;
 // The codecs whose cost is known; a custom one's may be anything.
 const BUILT_IN = new Set(["json", "string", "bytes"]);
 // Values at least this long may take a while to encode (and to copy into the envelope).
@@ -75,10 +69,12 @@ const SLOW_ENCODE_LENGTH = 1 << 18;
 /** Loads and publishes the values of one cache. */
 export class Publisher {
   readonly #cache: PublisherContext;
+  readonly #writer: Writer;
   #lateReported = false;
 
   constructor(context: PublisherContext) {
     this.#cache = context;
+    this.#writer = new Writer(context);
   }
 
   /** The epoch and tag versions a load that starts now publishes under (a `getMany` wave stamps once). */
@@ -140,16 +136,43 @@ export class Publisher {
   ): Promise<Outcome> {
     const c = this.#cache;
     const key = req.keys.data;
+    if (choice?.republishes(value) === true) return this.#republish(req, choice, loadMs, stamp, started);
+    // Callers get the schema's output; the loader's value is what is stored.
+    let output = value;
+    if (c.schema !== undefined && value !== undefined) {
+      const verdict = await validate(c.schema, value);
+      if (verdict.issues !== undefined) {
+        const error = this.#schemaError(key, req.identity, verdict.issues);
+        c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
+        throw error;
+      }
+      output = verdict.value;
+    }
     if (choice !== undefined) {
       if (choice.skipped) {
         // Nothing is written: an entry stored before keeps its deadline, and
         // the lease strategy releases (and announces) the lease at once.
         c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
         c.emit({ type: "skip", key });
-        return { from: "origin", value, published: false };
+        return { from: "origin", value: output, published: false };
       }
       ({ req, stamp } = await choice.apply(req, stamp));
     }
+    return this.#store(req, value, output, loadMs, stamp, started, choice?.etag);
+  }
+
+  // Store `value` (what the loader returned), whose callers get `output`.
+  async #store(
+    req: FillRequest,
+    value: unknown,
+    output: unknown,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+    etag: string | undefined,
+  ): Promise<Outcome> {
+    const c = this.#cache;
+    const key = req.keys.data;
     const guard = req.guard;
     if (guard?.extend !== undefined && this.#slowToEncode(value, guard)) {
       // The lease covers the origin call, not this cache's own encoding:
@@ -162,19 +185,19 @@ export class Publisher {
     }
     let stored: Stored | undefined;
     try {
-      stored = this.#shape(key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp }, req.identity);
+      stored = shape(c, key, value, { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp, etag }, req.identity);
     } catch (error) {
       c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
       throw error;
     }
     c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
-    if (stored === undefined) return { from: "origin", value, published: false };
+    if (stored === undefined) return { from: "origin", value: output, published: false };
     // A request that could not take its lease because Redis refuses writes
     // publishes nothing: once Redis accepts writes again, an unguarded SET
     // could land over a newer value another process published under its lease.
-    if (req.offline === true) return this.#unstored(key, value, stored, started, "redis-down");
-    if (req.degraded === true) return this.#unstored(key, value, stored, started, "write-refused");
-    const timeoutMs = this.#deadline(stored);
+    if (req.offline === true) return this.#unstored(key, output, stored, started, "redis-down");
+    if (req.degraded === true) return this.#unstored(key, output, stored, started, "write-refused");
+    const timeoutMs = this.#writer.deadline(stored);
     if (guard?.extend !== undefined && timeoutMs > c.commandTimeoutMs) {
       // A large value: keep the lease until it has crossed the network, or
       // its publication is rejected as late however fast the origin was.
@@ -183,23 +206,97 @@ export class Publisher {
     const mode: PublishMode = guard === undefined ? "plain" : "guarded";
     let accepted: boolean;
     try {
-      accepted = await this.#write(req.keys, stored, mode, guard?.token, timeoutMs, started);
+      accepted = await this.#writer.write(req.keys, stored, mode, guard?.token, timeoutMs, started);
     } catch (error) {
       if (!this.#cache.degrade(key, error)) throw error;
-      return this.#unstored(key, value, stored, started, "write-refused");
+      return this.#unstored(key, output, stored, started, "write-refused");
     }
     if (accepted) {
       c.unstored?.stored(key, started);
-      return { from: "origin", value, published: true, freshMs: stored.freshMs };
+      return { from: "origin", value: output, published: true, freshMs: stored.freshMs };
     }
+    return this.#late(req, output);
+  }
+
+  // A publication its lease no longer allowed: the value stored now, if any.
+  async #late(req: FillRequest, output: unknown): Promise<Outcome> {
     const reason =
       "its lease expired or was taken (leaseMs shorter than the load, or an invalidation or set() meanwhile)";
-    c.emit({ type: "late-publish", key, reason, first: !this.#lateReported });
+    this.#cache.emit({ type: "late-publish", key: req.keys.data, reason, first: !this.#lateReported });
     this.#lateReported = true;
-    const entry = await c.reread(req.keys);
+    return await this.#current(req, output);
+  }
+
+  async #current(req: FillRequest, output: unknown): Promise<Outcome> {
+    const entry = await this.#cache.reread(req.keys);
     return entry === undefined
-      ? { from: "origin", value, published: false }
+      ? { from: "origin", value: output, published: false }
       : { from: "cache", value: entry.value, entry, published: false };
+  }
+
+  // `ctx.notModified()`: the previous entry again, with a fresh window, from
+  // a header alone.
+  async #republish(
+    req: FillRequest,
+    choice: ValueChoice,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+  ): Promise<Outcome> {
+    const c = this.#cache;
+    const key = req.keys.data;
+    const previous = choice.previous!;
+    c.emit({ type: "not-modified", key });
+    ({ req, stamp } = await choice.apply(req, stamp));
+    const etag = choice.etag ?? previous.etag;
+    let stored: Stored;
+    try {
+      stored = shape(
+        c,
+        key,
+        previous.value,
+        { ttlMs: req.ttlMs, tags: req.tags, loadMs, stamp, etag, headerOnly: true },
+        req.identity,
+      )!;
+    } catch (error) {
+      c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started), error });
+      throw error;
+    }
+    c.emit({ type: "load-end", key, durationMs: Math.max(0, c.now() - started) });
+    if (req.degraded === true) return { from: "origin", value: previous.value, published: false };
+    const guard = req.guard;
+    let result;
+    try {
+      result = await this.#writer.republish(
+        req.keys,
+        stored,
+        guard?.token,
+        started,
+        previous.id,
+        choice.tags === undefined,
+      );
+    } catch (error) {
+      if (!c.degrade(key, error)) throw error;
+      return { from: "origin", value: previous.value, published: false };
+    }
+    if (result === "stored") {
+      c.unstored?.stored(key, started);
+      return { from: "origin", value: previous.value, published: true, freshMs: stored.freshMs, notModified: true };
+    }
+    if (result === "lost") return this.#late(req, previous.value);
+    // Another publication replaced the entry meanwhile: it is newer.
+    if (result === "replaced") return this.#current(req, previous.value);
+    // Expired or evicted while the load ran: served, not stored (see the module's doc).
+    return { from: "origin", value: previous.value, published: false, notModified: true };
+  }
+
+  #schemaError(key: string, identity: Identity, issues: readonly StandardSchemaIssue[]): SchemaError {
+    const { name, label } = valueName(this.#cache, key, identity);
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
+    const message = `Cannot cache ${name}: the schema refused the value at ${issuePath(issues[0])} (${
+      issues[0]?.message ?? "no message"
+    })${more}`;
+    return new SchemaError(message, { issues, key, ...(label === undefined ? {} : { label }) });
   }
 
   /** `set()`: store `value` as a load would, dropping any lease so a running load cannot publish over it. */
@@ -210,10 +307,16 @@ export class Publisher {
     identity: Identity,
   ): Promise<void> {
     // A set() is its own load: it began when it was called.
-    const started = this.#cache.now();
-    const stamp = await this.#cache.versions.stamp(options.tags);
-    const stored = this.#shape(keys.data, value, { ...options, loadMs: 0, stamp }, identity)!;
-    await this.#write(keys, stored, "force", undefined, this.#deadline(stored), started);
+    const c = this.#cache;
+    const started = c.now();
+    if (c.schema !== undefined) {
+      // What is written can be read: a value every reader would refuse is refused here.
+      const verdict = await validate(c.schema, value);
+      if (verdict.issues !== undefined) throw this.#schemaError(keys.data, identity, verdict.issues);
+    }
+    const stamp = await c.versions.stamp(options.tags);
+    const stored = shape(c, keys.data, value, { ...options, loadMs: 0, stamp, etag: undefined }, identity)!;
+    await this.#writer.write(keys, stored, "force", undefined, this.#writer.deadline(stored), started);
   }
 
   // Whether encoding `value` may take long enough to lose the lease: a
@@ -252,154 +355,9 @@ export class Publisher {
     }
     return { from: "origin", value, published: false, degraded };
   }
-
-  #deadline(stored: Stored): number {
-    const bytes = stored.envelope.length;
-    return bytes < LARGE
-      ? this.#cache.commandTimeoutMs
-      : this.#cache.commandTimeoutMs + Math.ceil(bytes / BYTES_PER_MS);
-  }
-
-  #write(
-    keys: Keys,
-    stored: Stored,
-    mode: PublishMode,
-    guardToken: string | undefined,
-    timeoutMs: number,
-    started: number,
-  ) {
-    const c = this.#cache;
-    // When the load began, on the server's clock: the script measures from
-    // there, so a write that arrives late is not taken for a later load.
-    // The earliest it may have been: a kept value elsewhere (unstored.ts)
-    // yields to this one only when it surely began later.
-    const serverNow = c.clock?.at(keys.data);
-    const began = serverNow === undefined ? undefined : {
-      at: serverNow - (c.now() - started) - (c.clock!.errorMs(keys.data) ?? 0),
-      loadMs: stored.fields.loadMs,
-      offset: loadMsOffset(stored.fields),
-    };
-    const publication = {
-      key: keys.data,
-      lease: keys.lease,
-      mode,
-      envelope: stored.envelope,
-      px: stored.px,
-      channel: c.channel,
-      ...(guardToken === undefined ? {} : { token: guardToken }),
-      ...(began === undefined ? {} : { began }),
-    };
-    const written = writePublication(c.redis, publication, timeoutOptions(timeoutMs, "commandTimeoutMs"));
-    if (c.wrote === undefined) return written;
-    return written.then((ok) => {
-      c.wrote!(keys);
-      return ok;
-    });
-  }
-
-  // A value the codec refused, named by its key and, with a `label`, its
-  // identity's label; the path inside the value comes from the codec.
-  #codecError(key: string, identity: Identity, error: unknown): CodecError {
-    const c = this.#cache;
-    let label: string | undefined;
-    try {
-      label = c.label === undefined ? undefined : String(c.label(identity));
-    } catch {
-      // A label that throws must not hide the codec's reason.
-    }
-    const name = label === undefined ? key : `${label} (${key})`;
-    const inner = isCodecError(error) ? error : undefined;
-    const reason = error instanceof Error ? error.message : String(error);
-    const message = `Cannot cache ${name}: the ${c.codec.name} codec cannot encode the loaded value (${reason})`;
-    return new CodecError(message, {
-      path: inner?.path ?? "$",
-      key,
-      ...(label === undefined ? {} : { label }),
-      cause: error,
-    });
-  }
-
-  // The write phase: windows from the write strategies, then the envelope.
-  // Undefined when nothing is to be stored (a not-found with negativeTtlMs 0).
-  #shape(
-    key: string,
-    value: unknown,
-    o: { ttlMs: number; tags: readonly string[]; loadMs: number; stamp: Stamp },
-    identity: Identity,
-  ): Stored | undefined {
-    const c = this.#cache;
-    const negative = value === undefined;
-    if (negative && c.negativeTtlMs === 0) return undefined;
-    const plan: WritePlan = {
-      negative,
-      freshMs: negative ? c.negativeTtlMs : o.ttlMs,
-      staleMs: 0,
-      ifErrorMs: 0,
-      loadMs: o.loadMs,
-    };
-    if (!negative) c.write(plan);
-    const px = plan.freshMs + plan.staleMs + plan.ifErrorMs;
-    if (!Number.isInteger(px) || px <= 0 || plan.freshMs <= 0) {
-      throw new RangeError(
-        `Cannot publish ${key}: the write phase produced a TTL of ${px} ms (fresh ${plan.freshMs} ms)`,
-      );
-    }
-    let payload: string | Uint8Array;
-    let compressed = false;
-    try {
-      payload = negative ? "" : c.codec.encode(value);
-      const packed = negative ? undefined : c.codec.compress?.(payload);
-      if (packed !== undefined) [payload, compressed] = [packed, true];
-    } catch (error) {
-      throw this.#codecError(key, identity, error);
-    }
-    // A string is sent as UTF-8: at most 3 bytes per UTF-16 code unit, so
-    // only a string that might be over the limit is measured.
-    if (payload.length * (typeof payload === "string" ? 3 : 1) > c.maxValueBytes) {
-      const bytes = typeof payload === "string" ? utf8Length(payload) : payload.length;
-      if (bytes > c.maxValueBytes) {
-        throw new RangeError(
-          `Cannot cache ${key}: the encoded value is ${bytes} bytes, over maxValueBytes (${c.maxValueBytes})`,
-        );
-      }
-    }
-    const fields = {
-      negative,
-      compressed,
-      freshMs: plan.freshMs,
-      staleMs: plan.staleMs,
-      ifErrorMs: plan.ifErrorMs,
-      loadMs: plan.loadMs,
-      id: token(),
-      epoch: o.stamp.epoch,
-      codec: c.codec.id,
-      etag: undefined,
-      tags: negative ? [] : o.tags,
-      tagVersions: negative ? [] : o.stamp.tagVersions,
-    };
-    return { envelope: encodeEnvelope(fields, payload), px, freshMs: plan.freshMs, fields };
-  }
 }
 
 /** Whether Redis refused a write for lack of memory or because it is a replica. */
 export function isWriteRefusal(error: unknown): boolean {
   return isRedisReplyError(error) && (error.code === "OOM" || error.code === "READONLY");
-}
-
-/** The UTF-8 length of `text` (a lone surrogate counts 3 bytes, as its replacement character is sent). */
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }

@@ -3,8 +3,11 @@
  * current one (no I/O), else from Redis with one command (`GET`; plus the
  * epoch's `GET` in the same round trip when the versions are not tracked),
  * decoded once and aged against this client's estimate of the server's
- * clock. A value written under an older epoch or tag version is a miss. A
- * remote read that no invalidation overtook is offered to the near tier.
+ * clock. A value written under an older epoch or tag version is a miss. With
+ * a `schema`, a value decoded from Redis is validated here, once: one the
+ * schema refuses is a miss (event `invalid`), and the near tier keeps the
+ * schema's output, so a near hit validates nothing. A remote read that no
+ * invalidation overtook is offered to the near tier.
  *
  * @module
  */
@@ -14,11 +17,13 @@ import type { Arg, RedisLike, Reply, SendOptions } from "../../../resp/types.ts"
 import type { ResolvedCodec } from "../../codec/mod.ts";
 import type { Entry, ReadResult, StoredEntry } from "../../contract.ts";
 import type { CacheEvent } from "../../events.ts";
+import type { StandardSchemaV1 } from "../../schema.ts";
 import type { Keys } from "../../types.ts";
 import type { Invalidations, Marker, NearTier, Versions } from "../coherence/mod.ts";
 import type { ServerClock } from "./clock.ts";
 import { blame } from "./outage.ts";
 import { decodeStored, type EnvelopeCodec } from "./envelope.ts";
+import { type SchemaVerdict, validate } from "./schema_check.ts";
 import type { Unstored } from "./unstored.ts";
 
 /** What the reader uses of its cache. */
@@ -35,6 +40,8 @@ export interface ReaderParts {
   readonly now: () => number;
   /** Values this process served but Redis refused to store: they stand in for older stored entries. */
   readonly unstored: Unstored;
+  /** The pipeline's `schema`, if any: every value decoded from Redis is validated once. */
+  readonly schema?: StandardSchemaV1 | undefined;
   emit(event: CacheEvent): void;
 }
 
@@ -67,6 +74,7 @@ export class Reader {
   readonly #codec: EnvelopeCodec;
   /** Moved on by {@linkcode forgetAll}: a read started before is joined no more. */
   #generation = 0;
+  readonly #schema: StandardSchemaV1 | undefined;
 
   constructor(parts: ReaderParts) {
     this.#p = parts;
@@ -78,6 +86,7 @@ export class Reader {
       bytesPerMs: BYTES_PER_MS,
     });
     this.#plainBytes = Object.freeze({ ...this.#plain, buffers: true });
+    this.#schema = parts.schema;
   }
 
   /**
@@ -151,7 +160,10 @@ export class Reader {
   #aged(key: string, stored: StoredEntry): Entry | undefined {
     const serverNow = this.#p.clock.at(key);
     if (serverNow === undefined) return undefined;
-    const age = serverNow - stored.publishedAt;
+    // Never below 0: an estimate behind the server's clock must not make an
+    // entry fresher than its fresh window (an expire()d entry, whose fresh
+    // window is 0, would read as fresh).
+    const age = Math.max(0, serverNow - stored.publishedAt);
     const pttl = stored.freshMs + stored.staleMs + stored.ifErrorMs - age;
     if (pttl <= 0) return undefined;
     return {
@@ -160,11 +172,13 @@ export class Reader {
       pttl,
       freshMs: stored.freshMs - age,
       ageMs: age,
+      publishedAt: stored.publishedAt,
       staleMs: stored.staleMs,
       ifErrorMs: stored.ifErrorMs,
       loadMs: stored.loadMs,
       id: stored.id,
       tags: stored.tags,
+      etag: stored.etag,
     };
   }
 
@@ -205,6 +219,17 @@ export class Reader {
    */
   direct(key: string): boolean {
     return this.#p.invalidations.active && this.#p.clock.known(key);
+  }
+
+  /**
+   * The latest the clock of the server holding `key` may read now (the
+   * estimate plus its error), measured first if it never was: the mark a
+   * `forceFresh` call's value must have begun loading after.
+   */
+  async latestNow(key: string, signal: AbortSignal | undefined): Promise<number> {
+    const clock = this.#p.clock;
+    if (!clock.known(key)) await race(clock.sync(key), signal);
+    return clock.at(key)! + (clock.errorMs(key) ?? 0);
   }
 
   // The one read of Redis: the GET (after `extra`, beside the epoch when it
@@ -265,13 +290,15 @@ export class Reader {
     // Callers that start from here on read anew: this read's reply is in.
     if (slot !== undefined) slot.reading = undefined;
     if (out !== undefined) out.extra = x;
+    let stored = raw === null ? undefined : this.#decode(key, raw);
+    if (stored !== undefined && this.#schema !== undefined && !stored.negative) {
+      const verdict = validate(this.#schema, stored.value);
+      stored = this.#checked(key, stored, verdict instanceof Promise ? await verdict : verdict);
+    }
     // Nothing stored: a value this process loaded and Redis refused to store
-    // stands in while no change of its key went unheard.
-    const stored = raw !== null
-      ? this.#decode(key, raw)
-      : p.unstored.size > 0 && p.invalidations.active
-      ? p.unstored.kept(key, p.now(), true)
-      : undefined;
+    // stands in while no change of its key went unheard (it was validated
+    // when it was loaded).
+    if (raw === null && p.unstored.size > 0 && p.invalidations.active) stored = p.unstored.kept(key, p.now(), true);
     if (stored === undefined) {
       p.invalidations.end(marker);
       return undefined;
@@ -338,6 +365,18 @@ export class Reader {
     return entry;
   }
 
+  // A value the schema refused is a miss that the next fill overwrites; one
+  // it accepted carries the schema's output from here on (the near tier too).
+  #checked(key: string, stored: StoredEntry, verdict: SchemaVerdict): StoredEntry | undefined {
+    if (verdict.issues !== undefined) {
+      this.#p.emit({ type: "invalid", key, issues: verdict.issues });
+      return undefined;
+    }
+    // The decoder's own object, made for this read: no copy.
+    (stored as { value: unknown }).value = verdict.value;
+    return stored;
+  }
+
   #decode(key: string, raw: Reply): StoredEntry | undefined {
     try {
       if (typeof raw !== "string" && !(raw instanceof Uint8Array)) {
@@ -364,9 +403,14 @@ function text(reply: Reply): string {
 /**
  * Whether a re-read entry may stand in for a load: fresh, and another
  * publication than the entry the read phase saw (an early refresh must not
- * take the very entry it is refreshing for a fresh one).
+ * take the very entry it is refreshing for a fresh one). With `freshAfter`
+ * (a `forceFresh` call), only a value whose load began after that mark on
+ * the server's clock: `publishedAt - loadMs` is the earliest its load may
+ * have begun (the publishing script reaches `loadMs` back to the writer's
+ * earliest estimate of that), and `freshAfter` the latest the call may have.
  */
-export function accepts(entry: Entry | undefined, seen: Entry | undefined): entry is Entry {
+export function accepts(entry: Entry | undefined, seen: Entry | undefined, freshAfter?: number): entry is Entry {
   if (entry === undefined || entry.freshMs <= 0) return false;
+  if (freshAfter !== undefined) return entry.publishedAt - entry.loadMs > freshAfter;
   return seen === undefined || seen.freshMs <= 0 || entry.id !== seen.id;
 }

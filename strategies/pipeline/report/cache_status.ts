@@ -31,8 +31,10 @@ const PRINTABLE = /^[\x20-\x7e]*$/;
  * `herdless; hit; ttl=42` for a hit (`ttl` is `freshForMs` in whole seconds,
  * rounded down), `herdless; hit; ttl=-3` for a stale one, and
  * `herdless; fwd=miss` for a load, plus `; stored` when the load was stored.
- * A near-tier hit adds `; detail=near`; a value served without Redis storing
- * it says why instead: `; detail=redis-down` or `; detail=write-refused`.
+ * A load that answered `ctx.notModified()` revalidated the entry it had:
+ * `herdless; fwd=stale; fwd-status=304; stored`. A near-tier hit adds
+ * `; detail=near`; a value served without Redis storing it says why
+ * instead: `; detail=redis-down` or `; detail=write-refused`.
  *
  * @param result what `cache.getEntry()` resolved.
  * @param options the cache's name in the field.
@@ -72,7 +74,10 @@ export function cacheStatus(result: CacheResult<unknown>, options?: CacheStatusO
   const member = TOKEN.test(name) ? name : `"${name.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
   // RFC 9211 fixes the fwd values; why Redis was left out goes in detail.
   const detail = result.degraded ? `; detail=${result.degraded}` : result.source === "near" ? "; detail=near" : "";
-  if (result.source === "origin") return `${member}; fwd=miss${result.stored ? "; stored" : ""}${detail}`;
+  if (result.source === "origin") {
+    const fwd = result.notModified === true ? "fwd=stale; fwd-status=304" : "fwd=miss";
+    return `${member}; ${fwd}${result.stored ? "; stored" : ""}${detail}`;
+  }
   const ttl = Math.floor(result.freshForMs / 1000);
   return `${member}; hit; ttl=${ttl}${detail}`;
 }

@@ -49,6 +49,8 @@ const HELP: Readonly<Record<keyof CacheStats, string>> = {
   degraded: "Gets served uncached because Redis refused writes",
   skips: "Loaded values not stored because the loader called skip()",
   softTimeouts: "Callers served the old value after swr's softTimeoutMs",
+  notModified: "Loads that answered notModified(): the previous value republished",
+  invalid: "Values read from Redis that the schema refused",
 };
 const GAUGES: ReadonlySet<keyof CacheStats> = new Set(["nearEntries", "invalidationMode"]);
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

@@ -17,6 +17,7 @@ export class ResultReport {
   freshForMs = 0;
   stored = false;
   degraded: CacheResult<unknown>["degraded"] = false;
+  notModified = false;
 
   /** A judged entry was served (a hit, a stale hit, or a stale-if-error fallback). */
   served(entry: Entry, near: boolean, stale: boolean): void {
@@ -25,6 +26,7 @@ export class ResultReport {
     this.ageMs = Math.max(0, entry.ageMs ?? 0);
     this.freshForMs = entry.freshMs;
     this.stored = false;
+    this.notModified = false;
   }
 
   /** A fill ended with `outcome` (this call's load, one it joined, or another owner's value read). */
@@ -40,6 +42,7 @@ export class ResultReport {
       this.freshForMs = outcome.published ? outcome.freshMs ?? 0 : 0;
       this.stored = outcome.published;
     }
+    this.notModified = outcome.notModified === true;
     this.stale = false;
     this.degraded = outcome.degraded ?? false;
   }
@@ -54,6 +57,7 @@ export class ResultReport {
       freshForMs: this.freshForMs,
       stored: this.stored,
       degraded: this.degraded,
+      notModified: this.notModified,
     };
   }
 }

@@ -33,6 +33,8 @@ const COUNTER: Partial<Record<CacheEvent["type"], Counter>> = {
   "degraded": "degraded",
   "skip": "skips",
   "soft-timeout": "softTimeouts",
+  "not-modified": "notModified",
+  "invalid": "invalid",
 };
 
 /** A fresh set of counters, all zero. */
@@ -63,6 +65,8 @@ export function emptyStats(): CacheStats {
     degraded: 0,
     skips: 0,
     softTimeouts: 0,
+    notModified: 0,
+    invalid: 0,
   };
 }
 

@@ -139,6 +139,7 @@ const result = (r: Partial<CacheResult<unknown>>): CacheResult<unknown> => ({
   freshForMs: 0,
   stored: false,
   degraded: false,
+  notModified: false,
   ...r,
 });
 
