@@ -10,6 +10,13 @@ import { events, origin } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
 const pttl = async (key: string) => Number(await db.redis.send(["PTTL", key]));
+/**
+ * Resolves once `key`'s fresh window (before its last `window` ms) is over
+ * for every cache: on the server's own clock, by more than any estimate of it
+ * may be off. An estimate is within half the round trip it was measured
+ * over, and that round trip ran within `commandTimeoutMs` (1000 ms).
+ */
+const pastFresh = (key: string, window = 10_000) => until(async () => (await pttl(key)) <= window - 500);
 
 const Swr = suite("swr()");
 const db = useRedis(Swr, { prefix: "swr", clients: 2 });
@@ -58,7 +65,7 @@ Swr("a read in the stale window gets the stale value at once and starts one refr
   const data = a.keys("k").data;
   assert.ok((await pttl(data)) > 10_000, "physical TTL = fresh + stale");
   // Real expiry of the fresh window, seen through the server's PTTL.
-  await until(async () => (await pttl(data)) <= 10_000);
+  await pastFresh(data);
   const hold = deferred();
   const o = origin(() => "v2");
   o.hold = hold.promise;
@@ -102,7 +109,7 @@ Swr("in the error window a failed load serves the old value; a successful one re
   );
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
-  await until(async () => (await pttl(data)) <= 10_000);
+  await pastFresh(data);
   const boom = new Error("origin down");
   assert.is(await cache.get("k", () => Promise.reject(boom)), "v1");
   assert.equal([cache.stats().stale, cache.stats().loadErrors, cache.stats().misses], [1, 1, 2]);
@@ -119,7 +126,7 @@ Swr("a caller whose own deadline ends in the error window gets its error, not th
     lease(),
   );
   await cache.get("k", () => "v1");
-  await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
+  await pastFresh(cache.keys("k").data);
   const controller = new AbortController();
   const hold = deferred<string>();
   const call = cache.get("k", () => hold.promise, { signal: controller.signal });
@@ -136,7 +143,7 @@ Swr("a caller whose timeoutMs runs out in the error window gets the stale value,
     lease(),
   );
   await cache.get("k", () => "v1");
-  await until(async () => (await pttl(cache.keys("k").data)) <= 10_000);
+  await pastFresh(cache.keys("k").data);
   const hold = deferred<string>();
   // The origin hangs: only the caller's own deadline can end this call.
   assert.is(await cache.get("k", () => hold.promise, { timeoutMs: 50 }), "v1");
@@ -154,7 +161,7 @@ Swr("background refreshes are capped by maxRefreshes; the excess is dropped and 
   );
   const ids = ["a", "b", "c", "d", "e"];
   for (const id of ids) await cache.get(id, () => `${id}1`);
-  for (const id of ids) await until(async () => (await pttl(cache.keys(id).data)) <= 10_000);
+  for (const id of ids) await pastFresh(cache.keys(id).data);
   const hold = deferred();
   const o = origin(() => "fresh");
   o.hold = hold.promise;
@@ -171,7 +178,7 @@ Swr("close() drains background refreshes before it resolves", async () => {
   const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 10_000 }), lease());
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
-  await until(async () => (await pttl(data)) <= 10_000);
+  await pastFresh(data);
   const hold = deferred();
   const o = origin(() => "v2");
   o.hold = hold.promise;
