@@ -20,7 +20,7 @@
 import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike, Reply, SendOptions } from "../../../resp/types.ts";
 import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
-import { blame } from "../read/outage.ts";
+import { blame } from "../failed_keys.ts";
 import { epochKeyOf, escapeTag, tagKeyPrefix } from "./version_keys.ts";
 import { type KnownVersion, VersionLife } from "./version_life.ts";
 

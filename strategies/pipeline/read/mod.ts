@@ -18,6 +18,6 @@ export {
 export { KeyMemo } from "./key_memo.ts";
 export { checkNamespace, keysFor } from "./keys.ts";
 export { accepts, BYTES_PER_MS, Reader, type ReaderParts, type SharedKeys } from "./reader.ts";
-export { blame, isOutage, Outage, type OutageParts, type RedisAccess } from "./outage.ts";
+export { isOutage, Outage, type OutageParts, type RedisAccess } from "./outage.ts";
 export { isStandardSchema, type SchemaVerdict, validate } from "./schema_check.ts";
 export { Unstored } from "./unstored.ts";

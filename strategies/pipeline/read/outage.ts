@@ -16,6 +16,7 @@
 import { isConnectionError, isTimeoutError } from "../../../resp/errors.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { CacheEvent } from "../../events.ts";
+import { blamedKey } from "../failed_keys.ts";
 
 /** What the outage state uses of its cache. */
 export interface OutageParts {
@@ -29,16 +30,6 @@ export interface OutageParts {
   onUp?(): void;
   /** The key every read also needs from Redis now (the epoch's, when it is not tracked), if any. */
   sharedKey?(): string | undefined;
-}
-
-// The key whose command failed, for a read that sent to more than one key's
-// server (the data key's and the epoch's): its server is the one down.
-const blamed = new WeakMap<object, string>();
-
-/** Record that `error` came from a command on `key` (not the key of the get it failed); returns `error`. */
-export function blame(error: unknown, key: string): unknown {
-  if (typeof error === "object" && error !== null && !blamed.has(error)) blamed.set(error, key);
-  return error;
 }
 
 interface Down {
@@ -111,7 +102,7 @@ export class Outage {
    */
   failed(key: string, error: unknown): boolean {
     if (!isOutage(error)) return false;
-    this.#mark((typeof error === "object" && error !== null ? blamed.get(error) : undefined) ?? key, error);
+    this.#mark(blamedKey(error) ?? key, error);
     return true;
   }
 

@@ -21,7 +21,7 @@ import type { StandardSchemaV1 } from "../../schema.ts";
 import type { Keys } from "../../types.ts";
 import type { Invalidations, Marker, NearTier, Versions } from "../coherence/mod.ts";
 import type { ServerClock } from "./clock.ts";
-import { blame } from "./outage.ts";
+import { blame } from "../failed_keys.ts";
 import { decodeStored, type EnvelopeCodec } from "./envelope.ts";
 import { type SchemaVerdict, validate } from "./schema_check.ts";
 import type { Unstored } from "./unstored.ts";
