@@ -15,7 +15,7 @@
 import { connect } from "../resp/mod.ts";
 import { compressed } from "../strategies/codec/compressed.ts";
 import { pipeline } from "../strategies/pipeline/pipeline.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 import {
   brotliCompressSync,
   brotliDecompressSync,

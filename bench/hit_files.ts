@@ -15,7 +15,7 @@ import { Session } from "node:inspector/promises";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { coalesce, connect, jitter, lease, limit, near, pipeline, type Strategy, swr, xfetch } from "../mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const server = process.env.REDIS_URL === undefined ? await startRedis() : undefined;

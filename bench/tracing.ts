@@ -11,7 +11,7 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel";
 import * as current from "../mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 
 const ROUNDS = 8;
 const ROUND_MS = 300;

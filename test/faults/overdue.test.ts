@@ -5,7 +5,7 @@ import { connect } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
 import { observeOverdueChecks, type OverdueVerdict } from "../../resp/connection/debug.ts";
 import { rejects, until } from "../support/assert.ts";
-import { startFakeServer } from "../support/fake-server.ts";
+import { startFakeServer } from "../support/fake_server.ts";
 
 const test = suite("RedisClient: a reply that never ends after its command timed out");
 

@@ -17,7 +17,7 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
-import type { RedisCluster } from "../support/redis-cluster.ts";
+import type { RedisCluster } from "../support/redis_cluster.ts";
 import { twoProcessCluster } from "../support/fixture.ts";
 import { events, origin, spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";

@@ -16,7 +16,7 @@ import { swr } from "../../strategies/swr.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { KEY_REFUSED, SCRIPT_COMMAND_REFUSED } from "../support/server-text.ts";
+import { KEY_REFUSED, SCRIPT_COMMAND_REFUSED } from "../support/server_text.ts";
 import { events, origin } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 

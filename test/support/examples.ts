@@ -53,9 +53,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
-import { type RedisServer, startRedis } from "./redis-server.ts";
-import { type RedisCluster, startCluster } from "./redis-cluster.ts";
-import { type SentinelGroup, startSentinelGroup } from "./redis-sentinel.ts";
+import { type RedisServer, startRedis } from "./redis_server.ts";
+import { type RedisCluster, startCluster } from "./redis_cluster.ts";
+import { type SentinelGroup, startSentinelGroup } from "./redis_sentinel.ts";
 import {
   blockProblem,
   expectedOutput,

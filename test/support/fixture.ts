@@ -11,8 +11,8 @@ import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { type ClusterClient, connectCluster } from "../../resp/cluster/client.ts";
 import type { ConnectOptions } from "../../resp/options.ts";
-import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis-cluster.ts";
-import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
+import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis_cluster.ts";
+import { type RedisServer, startRedis, type StartRedisOptions } from "./redis_server.ts";
 
 /** What {@linkcode useRedis} gives a suite; every field is ready from its first test on. */
 export interface RedisFixture {

@@ -11,7 +11,7 @@ import { writePublication as publish } from "../../strategies/pipeline/fill/publ
 import { token } from "../../strategies/pipeline/coherence/versions.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import type { Identity, Keys } from "../../strategies/types.ts";
-import type { RedisCluster } from "./redis-cluster.ts";
+import type { RedisCluster } from "./redis_cluster.ts";
 import { deferred } from "./wait.ts";
 
 /**

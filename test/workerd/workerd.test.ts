@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pipeline } from "../../mod.ts";
 import { useRedis } from "../support/fixture.ts";
-import { startRedis } from "../support/redis-server.ts";
+import { startRedis } from "../support/redis_server.ts";
 import { until, within } from "../support/wait.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
 import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";

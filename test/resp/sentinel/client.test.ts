@@ -15,8 +15,8 @@ import { near } from "../../../strategies/near.ts";
 import { ServerClock } from "../../../strategies/pipeline/read/clock.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
-import { startFakeServer } from "../../support/fake-server.ts";
-import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";
+import { startFakeServer } from "../../support/fake_server.ts";
+import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis_sentinel.ts";
 import { origin } from "../../support/strategies.ts";
 import { deferred, tick, until } from "../../support/wait.ts";
 

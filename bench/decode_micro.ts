@@ -2,9 +2,9 @@
  * Micro benchmark of the RESP decoder: pre-built reply streams fed in 64 KiB
  * chunks, replies per second, best of several runs. No server involved.
  *
- *   node --import tsx bench/decode-micro.ts
- *   bun bench/decode-micro.ts
- *   deno run -A bench/decode-micro.ts
+ *   node --import tsx bench/decode_micro.ts
+ *   bun bench/decode_micro.ts
+ *   deno run -A bench/decode_micro.ts
  *
  * When node-redis' `@redis/client` can be imported (installed in bench/, or
  * its decoder's path in NODE_REDIS_DECODER) the same streams go through its
@@ -154,7 +154,7 @@ const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"
   ? "deno"
   : `node ${process.version}`;
 console.log(
-  `decode-micro (${runtime}): ${CHUNK / 1024} KiB chunks, best of ${RUNS}`,
+  `decode_micro (${runtime}): ${CHUNK / 1024} KiB chunks, best of ${RUNS}`,
 );
 for (const w of workloads) {
   let mine: { best: number; count: number };

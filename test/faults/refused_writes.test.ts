@@ -16,7 +16,7 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { type RedisServer, startRedis } from "../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../support/redis_server.ts";
 import { events, origin } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 

@@ -12,7 +12,7 @@ import { near } from "../../strategies/near.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Strategy } from "../../strategies/contract.ts";
-import type { RedisCluster } from "../support/redis-cluster.ts";
+import type { RedisCluster } from "../support/redis_cluster.ts";
 import { twoProcessCluster } from "../support/fixture.ts";
 import { spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";

@@ -9,7 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import process from "node:process";
-import { redisCliBinary, type RedisServer, startRedis } from "./redis-server.ts";
+import { redisCliBinary, type RedisServer, startRedis } from "./redis_server.ts";
 
 /** An address as the sentinels name it. */
 export interface Address {

@@ -12,7 +12,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import process from "node:process";
-import type { FileResult } from "./run-file.ts";
+import type { FileResult } from "./run_file.ts";
 import { workerCommand } from "./processes.ts";
 import { seed } from "./random.ts";
 

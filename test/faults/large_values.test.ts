@@ -23,7 +23,7 @@ import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { useRedis } from "../support/fixture.ts";
 import { startProxy } from "../support/proxy.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 import { until } from "../support/wait.ts";
 
 // Runs alone: the second test's publication gets the deadline herdless sizes to a 16 MB value

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import type { FileResult } from "./run-file.ts";
+import type { FileResult } from "./run_file.ts";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1).padStart(6)} s`;
 

@@ -8,7 +8,7 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import process from "node:process";
-import { redisCliBinary, type RedisServer, startRedis } from "./redis-server.ts";
+import { redisCliBinary, type RedisServer, startRedis } from "./redis_server.ts";
 
 /** A cluster started by {@linkcode startCluster}. */
 export interface RedisCluster {

@@ -3,7 +3,7 @@
 // (self + callees) for the same functions, as a share of the samples that
 // were not idle.
 //
-//   node bench/profile-top.mjs bench/.out/prof/node-get-100-ours-1.cpuprofile [more...] [--top 25]
+//   node bench/profile_top.mjs bench/.out/prof/node-get-100-ours-1.cpuprofile [more...] [--top 25]
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 

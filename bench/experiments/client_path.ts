@@ -11,13 +11,13 @@
  *
  * Per-operation cost is the difference of two runs (N2 - N1 operations)
  * divided by N2 - N1, so start-up and the JIT's first compilations cancel
- * (bench/experiments/client-path-cg.sh does this). Bundle once, then run
+ * (bench/experiments/client_path_cg.sh does this). Bundle once, then run
  * against any redis-server:
  *
  *   node_modules/.bin/esbuild --bundle --platform=node --format=esm \
- *     bench/experiments/client-path.ts --outfile=bench/.out/client-path.mjs
+ *     bench/experiments/client_path.ts --outfile=bench/.out/client_path.mjs
  *   redis-server --port 6402 --save "" --appendonly no &
- *   node bench/.out/client-path.mjs redis://127.0.0.1:6402 get100 20000
+ *   node bench/.out/client_path.mjs redis://127.0.0.1:6402 get100 20000
  *
  * Without valgrind it prints operations per second (meaningful on a quiet machine only).
  *
@@ -38,7 +38,7 @@ if (
   !(count >= 0)
 ) {
   throw new Error(
-    "usage: client-path.mjs <url> <get100|getseq|set1000|eval100> <operations>",
+    "usage: client_path.mjs <url> <get100|getseq|set1000|eval100> <operations>",
   );
 }
 

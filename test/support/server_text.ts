@@ -6,7 +6,7 @@
  * messages are asserted exactly, never through these.
  */
 import { spawnSync } from "node:child_process";
-import { redisServerBinary } from "./redis-server.ts";
+import { redisServerBinary } from "./redis_server.ts";
 
 /** The server the harness starts: its name and version, as `--version` prints them. */
 export interface TestedServer {

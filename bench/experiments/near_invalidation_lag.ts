@@ -9,14 +9,14 @@
  * resolved (0 when the event came first), and "from send" = the event - the
  * set() call, all `performance.now()` of the same process.
  *
- *   node --import tsx bench/experiments/near-invalidation-lag.ts [writes]
+ *   node --import tsx bench/experiments/near_invalidation_lag.ts [writes]
  *
  * @module
  */
 import process from "node:process";
 import { connect } from "../../resp/mod.ts";
 import { near, pipeline } from "../../strategies/mod.ts";
-import { startRedis } from "../../test/support/redis-server.ts";
+import { startRedis } from "../../test/support/redis_server.ts";
 
 const writes = Number(process.argv[2] ?? 2000);
 const server = await startRedis({ args: ["--rename-command", "CLIENT", ""] });

@@ -6,7 +6,7 @@
  * time each spends per operation. Run it pinned, against a pinned server:
  *
  *   taskset -c 0 redis-server --port 6399 --save "" --appendonly no &
- *   taskset -c 1 bun bench/experiments/bun-transport.ts redis://127.0.0.1:6399
+ *   taskset -c 1 bun bench/experiments/bun_transport.ts redis://127.0.0.1:6399
  *
  * Only the transport differs between "mini/net" and "mini/bun"; the gap
  * between "mini/net" and "ours" is what the full client adds on top.

@@ -10,7 +10,7 @@ import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster/
 import { near } from "../../strategies/near.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import type { RedisCluster } from "../support/redis-cluster.ts";
+import type { RedisCluster } from "../support/redis_cluster.ts";
 import { twoProcessCluster } from "../support/fixture.ts";
 import { until } from "../support/wait.ts";
 

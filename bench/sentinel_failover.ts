@@ -11,11 +11,11 @@
  *   wait for the new master instead of failing);
  * - follow: from `SENTINEL FAILOVER` being sent to the client's `failover` event.
  *
- *   node --import tsx bench/sentinel-failover.ts [--runs=10]
+ *   node --import tsx bench/sentinel_failover.ts [--runs=10]
  */
 import process from "node:process";
 import { connectSentinel } from "../resp/sentinel/mod.ts";
-import { startSentinelGroup } from "../test/support/redis-sentinel.ts";
+import { startSentinelGroup } from "../test/support/redis_sentinel.ts";
 
 const runs = Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);
 const group = await startSentinelGroup();

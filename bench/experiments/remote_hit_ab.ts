@@ -9,7 +9,7 @@
  *   full       the bench's full pipeline, string identity + loader built once
  *   readme     the full pipeline, README call: tuple + closure + `{ timeoutMs: 2_000 }`
  *
- *   taskset -c 1 node --import tsx bench/experiments/remote-hit-ab.ts redis://127.0.0.1:6379 full 100 40000
+ *   taskset -c 1 node --import tsx bench/experiments/remote_hit_ab.ts redis://127.0.0.1:6379 full 100 40000
  *
  * @module
  */

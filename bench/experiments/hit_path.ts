@@ -15,10 +15,10 @@
  * compilations cancel out. Bundle once, then run against any redis-server:
  *
  *   bench/node_modules/.bin/esbuild --bundle --platform=node --format=esm \
- *     bench/experiments/hit-path.ts --outfile=bench/.out/hit-path.mjs
+ *     bench/experiments/hit_path.ts --outfile=bench/.out/hit_path.mjs
  *   redis-server --port 6401 --save "" --appendonly no &
  *   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file=/dev/null \
- *     node bench/.out/hit-path.mjs redis://127.0.0.1:6401 full 100 20000 2>&1 | grep refs
+ *     node bench/.out/hit_path.mjs redis://127.0.0.1:6401 full 100 20000 2>&1 | grep refs
  *
  * Without valgrind it prints hits per second (meaningful on a quiet machine only).
  *
@@ -43,7 +43,7 @@ if (
   !(count >= 0)
 ) {
   throw new Error(
-    "usage: hit-path.mjs <url> <raw|rawt|full|near> <in flight> <hits>",
+    "usage: hit_path.mjs <url> <raw|rawt|full|near> <in flight> <hits>",
   );
 }
 
