@@ -372,4 +372,10 @@ function walkAll(dir: string, out: string[] = []): string[] {
   return out;
 }
 
+layout("every source and test file is named in snake_case", () => {
+  const files = ["resp/", "strategies/", "test/", "bench/"].flatMap((dir) => walkAll(dir));
+  assert.ok(files.length > 200, `read ${files.length} files`);
+  assert.equal(caseViolations(files), []);
+});
+
 layout.run();
