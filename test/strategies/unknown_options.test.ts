@@ -86,7 +86,7 @@ Unknown("each method's options refuse a key they do not know, before anything is
     "Unknown option 'tag' for getEntry(); did you mean 'tags'?",
   );
   await rejects(
-    () => cache.getMany(["k"], async (m) => m.map(load), loose({ ttl: 5 })),
+    () => cache.getMany(["k"], (m) => Promise.resolve(m.map(load)), loose({ ttl: 5 })),
     TypeError,
     "Unknown option 'ttl' for getMany(); did you mean 'ttlMs'?",
   );

@@ -211,7 +211,7 @@ Life("getMany of 500 identities with a signal, and warm with concurrency 50, add
     const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
     const controller = new AbortController();
     const ids = Array.from({ length: 500 }, (_, i) => `id${i}`);
-    const values = await cache.getMany(ids, async (missing) => missing.map((m) => `v:${m}`), {
+    const values = await cache.getMany(ids, (missing) => Promise.resolve(missing.map((m) => `v:${m}`)), {
       signal: controller.signal,
       timeoutMs: 10_000,
     });
