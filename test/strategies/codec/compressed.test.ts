@@ -1,12 +1,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { deflateRawSync } from "node:zlib";
-import { compressed } from "../../strategies/codec/compressed.ts";
-import { decodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
-import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { rejects } from "../support/assert.ts";
-import { useRedis } from "../support/fixture.ts";
-import { events } from "../support/strategies.ts";
+import { compressed } from "../../../strategies/codec/compressed.ts";
+import { decodeEnvelope } from "../../../strategies/pipeline/read/envelope.ts";
+import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import { rejects } from "../../support/assert.ts";
+import { useRedis } from "../../support/fixture.ts";
+import { events } from "../../support/strategies.ts";
 
 const Compressed = suite("compressed()");
 const db = useRedis(Compressed, { prefix: "compressed" });

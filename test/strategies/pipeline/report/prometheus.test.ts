@@ -1,10 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { prometheus } from "../../../strategies/pipeline/report/prometheus.ts";
-import { emptyStats } from "../../../strategies/pipeline/report/stats.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { prometheus } from "../../../../strategies/pipeline/report/prometheus.ts";
+import { emptyStats } from "../../../../strategies/pipeline/report/stats.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
 
 const Prometheus = suite("prometheus()");
 const db = useRedis(Prometheus);

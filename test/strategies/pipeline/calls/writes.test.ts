@@ -1,14 +1,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { jitter } from "../../../strategies/jitter.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { swr } from "../../../strategies/swr.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { events, origin } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { jitter } from "../../../../strategies/jitter.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { swr } from "../../../../strategies/swr.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { events, origin } from "../../../support/strategies.ts";
+import { deferred } from "../../../support/wait.ts";
 
 const Set = suite("set()");
 const db = useRedis(Set, { prefix: "set", clients: 2 });

@@ -6,9 +6,9 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { decodeEnvelope, encodeEnvelope, loadMsOffset } from "../../../strategies/pipeline/read/envelope.ts";
-import { writePublication as publish } from "../../../strategies/pipeline/fill/publish_script.ts";
-import { useRedis } from "../../support/fixture.ts";
+import { decodeEnvelope, encodeEnvelope, loadMsOffset } from "../../../../strategies/pipeline/read/envelope.ts";
+import { writePublication as publish } from "../../../../strategies/pipeline/fill/publish_script.ts";
+import { useRedis } from "../../../support/fixture.ts";
 
 const test = suite("publication script");
 const db = useRedis(test, { prefix: "scripts" });

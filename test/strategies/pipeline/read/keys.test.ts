@@ -1,12 +1,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
-import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { checkNamespace, keysFor } from "../../strategies/pipeline/read/keys.ts";
-import type { Identity } from "../../strategies/types.ts";
-import { rejects } from "../support/assert.ts";
-import { useRedis } from "../support/fixture.ts";
-import { seed } from "../support/random.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { checkNamespace, keysFor } from "../../../../strategies/pipeline/read/keys.ts";
+import type { Identity } from "../../../../strategies/types.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { seed } from "../../../support/random.ts";
 
 const Keys = suite("keysFor()");
 

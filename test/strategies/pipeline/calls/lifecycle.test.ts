@@ -1,21 +1,21 @@
 /**
- * A cache's life (strategies/pipeline/lifecycle.ts): after `close()` every
+ * A cache's life (strategies/pipeline/calls/lifecycle.ts): after `close()` every
  * method refuses with a `ClosedError` naming the method called and sends
  * nothing to Redis; `close()` waits for an invalidation already running.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Arg, SendOptions } from "../../../resp/types.ts";
-import { ClosedError, isClosedError } from "../../../strategies/errors.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { near } from "../../../strategies/near.ts";
-import type { Cache } from "../../../strategies/cache.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import type { Loader } from "../../../strategies/types.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { origin } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import type { Arg, SendOptions } from "../../../../resp/types.ts";
+import { ClosedError, isClosedError } from "../../../../strategies/errors.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { near } from "../../../../strategies/near.ts";
+import type { Cache } from "../../../../strategies/cache.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import type { Loader } from "../../../../strategies/types.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { origin } from "../../../support/strategies.ts";
+import { deferred } from "../../../support/wait.ts";
 
 const Life = suite("pipeline(): lifecycle");
 const db = useRedis(Life, { prefix: "life" });

@@ -11,10 +11,10 @@
  * worker has started, so the processes really overlap. Prints one JSON line.
  */
 import process from "node:process";
-import { connect } from "../../../resp/client.ts";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
+import { connect } from "../../../../resp/client.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
 
 const [url, namespace, id, mode, list] = process.argv.slice(-5) as [string, string, string, string, string];
 const identities = list.split(",");

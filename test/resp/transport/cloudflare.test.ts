@@ -4,10 +4,10 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { resolveConnectOptions } from "../../resp/options.ts";
-import { openCloudflareTransport } from "../../resp/transport/cloudflare.ts";
-import { isWorkerd } from "../../resp/shared/mod.ts";
-import { rejects } from "../support/assert.ts";
+import { resolveConnectOptions } from "../../../resp/options.ts";
+import { openCloudflareTransport } from "../../../resp/transport/cloudflare.ts";
+import { isWorkerd } from "../../../resp/shared/mod.ts";
+import { rejects } from "../../support/assert.ts";
 
 const Cloudflare = suite("cloudflare:sockets transport");
 

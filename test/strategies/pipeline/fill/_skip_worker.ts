@@ -1,6 +1,6 @@
 /**
  * The other OS process of the skip() test (run by
- * pipeline/loader_context.test.ts, not a test file itself). Arguments:
+ * loader_choices.test.ts, not a test file itself). Arguments:
  * <redis url> <namespace>.
  *
  * It connects, reports ready, waits for the parent's barrier, then gets
@@ -9,9 +9,9 @@
  * waits on the parent's lease, and prints one JSON line: its value and stats.
  */
 import process from "node:process";
-import { connect } from "../../resp/client.ts";
-import { lease } from "../../strategies/lease.ts";
-import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { connect } from "../../../../resp/client.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
 
 const [url, namespace] = process.argv.slice(-2) as [string, string];
 const redis = await connect({ url, resp: 3 });

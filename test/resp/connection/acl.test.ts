@@ -6,9 +6,9 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { explainNoPerm, explainScriptFailure, patternOf } from "../../resp/connection/mod.ts";
-import { RedisReplyError } from "../../resp/errors.ts";
-import { Script } from "../../resp/script.ts";
+import { explainNoPerm, explainScriptFailure, patternOf } from "../../../resp/connection/mod.ts";
+import { RedisReplyError } from "../../../resp/errors.ts";
+import { Script } from "../../../resp/script.ts";
 
 const test = suite("ACL refusals explained");
 const script = new Script("\nlocal v = redis.call('GET', KEYS[1])\nredis.call('PUBLISH', ARGV[1], KEYS[1])\nreturn v");

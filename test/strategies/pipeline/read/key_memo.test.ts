@@ -1,10 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
-import { KeyMemo, MAX_REMEMBERED_CHARS } from "../../../strategies/pipeline/read/key_memo.ts";
-import { keysFor } from "../../../strategies/pipeline/read/keys.ts";
-import type { Identity } from "../../../strategies/types.ts";
-import { seed } from "../../support/random.ts";
+import { KeyMemo, MAX_REMEMBERED_CHARS } from "../../../../strategies/pipeline/read/key_memo.ts";
+import { keysFor } from "../../../../strategies/pipeline/read/keys.ts";
+import type { Identity } from "../../../../strategies/types.ts";
+import { seed } from "../../../support/random.ts";
 
 const Memo = suite("KeyMemo");
 

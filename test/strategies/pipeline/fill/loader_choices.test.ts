@@ -1,17 +1,17 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { jitter } from "../../../strategies/jitter.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { decodeEnvelope } from "../../../strategies/pipeline/read/envelope.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { swr } from "../../../strategies/swr.ts";
-import type { LoaderContext } from "../../../strategies/types.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { runWorkers } from "../../support/processes.ts";
-import { events, origin, plant } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { jitter } from "../../../../strategies/jitter.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { decodeEnvelope } from "../../../../strategies/pipeline/read/envelope.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { swr } from "../../../../strategies/swr.ts";
+import type { LoaderContext } from "../../../../strategies/types.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { runWorkers } from "../../../support/processes.ts";
+import { events, origin, plant } from "../../../support/strategies.ts";
+import { deferred } from "../../../support/wait.ts";
 
 const Context = suite("LoaderContext");
 const db = useRedis(Context, { prefix: "loaderctx", clients: 2 });
@@ -221,7 +221,7 @@ Context(
       return "from-a";
     });
     const watcher = await db.client({ resp: 2 });
-    const worker = runWorkers(db.redis, new URL("../_skip_worker.ts", import.meta.url), ns, [[db.url, ns]]);
+    const worker = runWorkers(db.redis, new URL("./_skip_worker.ts", import.meta.url), ns, [[db.url, ns]]);
     // The other process waits on our lease; it polls only after 15-30 s, past its waitMs of 20 s.
     await watcher.send(["BLPOP", `${ns}:parked`, 30]);
     gate.resolve();

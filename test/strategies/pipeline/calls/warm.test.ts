@@ -1,14 +1,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { swr } from "../../../strategies/swr.ts";
-import { runWorkers } from "../../support/processes.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { plant } from "../../support/strategies.ts";
-import { deferred, until } from "../../support/wait.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { swr } from "../../../../strategies/swr.ts";
+import { runWorkers } from "../../../support/processes.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { plant } from "../../../support/strategies.ts";
+import { deferred, until } from "../../../support/wait.ts";
 
 const Warm = suite("warm()");
 const db = useRedis(Warm, { prefix: "warm", clients: 2 });

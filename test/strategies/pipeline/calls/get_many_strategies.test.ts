@@ -7,17 +7,17 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { near } from "../../../strategies/near.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { swr } from "../../../strategies/swr.ts";
-import type { Identity } from "../../../strategies/types.ts";
-import type { Strategy } from "../../../strategies/contract.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { origin, plant } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { near } from "../../../../strategies/near.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { swr } from "../../../../strategies/swr.ts";
+import type { Identity } from "../../../../strategies/types.ts";
+import type { Strategy } from "../../../../strategies/contract.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { origin, plant } from "../../../support/strategies.ts";
+import { deferred } from "../../../support/wait.ts";
 
 /** A loadMany that records the identities of each call; `first` resolves at its first call. */
 function batchOrigin() {

@@ -5,8 +5,8 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Unstored } from "../../../strategies/pipeline/read/unstored.ts";
-import type { StoredEntry } from "../../../strategies/contract.ts";
+import { Unstored } from "../../../../strategies/pipeline/read/unstored.ts";
+import type { StoredEntry } from "../../../../strategies/contract.ts";
 
 const test = suite("unstored values");
 

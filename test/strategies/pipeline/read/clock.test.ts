@@ -5,10 +5,10 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Arg, RedisLike, SendOptions } from "../../../resp/types.ts";
-import { ServerClock } from "../../../strategies/pipeline/read/clock.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { until } from "../../support/wait.ts";
+import type { Arg, RedisLike, SendOptions } from "../../../../resp/types.ts";
+import { ServerClock } from "../../../../strategies/pipeline/read/clock.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { until } from "../../../support/wait.ts";
 
 const test = suite("server clock");
 const db = useRedis(test, { prefix: "clock" });

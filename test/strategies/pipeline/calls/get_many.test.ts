@@ -1,17 +1,17 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { TimeoutError } from "../../../resp/errors.ts";
-import { coalesce } from "../../../strategies/coalesce.ts";
-import { ClosedError } from "../../../strategies/errors.ts";
-import { lease } from "../../../strategies/lease.ts";
-import { limit } from "../../../strategies/limit.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import type { Identity } from "../../../strategies/types.ts";
-import { runWorkers } from "../../support/processes.ts";
-import { rejects } from "../../support/assert.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { origin } from "../../support/strategies.ts";
-import { deferred, until } from "../../support/wait.ts";
+import { TimeoutError } from "../../../../resp/errors.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import { ClosedError } from "../../../../strategies/errors.ts";
+import { lease } from "../../../../strategies/lease.ts";
+import { limit } from "../../../../strategies/limit.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import type { Identity } from "../../../../strategies/types.ts";
+import { runWorkers } from "../../../support/processes.ts";
+import { rejects } from "../../../support/assert.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { origin } from "../../../support/strategies.ts";
+import { deferred, until } from "../../../support/wait.ts";
 
 async function calls(command: string): Promise<number> {
   const info = String(await db.other.send(["INFO", "commandstats"]));
