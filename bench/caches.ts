@@ -13,7 +13,7 @@
  * @module
  */
 import process from "node:process";
-import * as cacheModule from "herdless:cache";
+import * as herdless from "../mod.ts";
 import { connect, type RedisClient } from "../resp/mod.ts";
 
 /** The caches of the cache-level table, in the order they run and print. */
@@ -132,15 +132,14 @@ interface HerdlessCache {
   close(): Promise<void>;
 }
 interface HerdlessModule {
-  unavailable?: string;
-  pipeline?: (
+  pipeline: (
     options: Record<string, unknown>,
     ...strategies: unknown[]
   ) => HerdlessCache;
   [factory: string]: unknown;
 }
 
-const mod = cacheModule as unknown as HerdlessModule;
+const mod = herdless as unknown as HerdlessModule;
 
 /** The full pipeline's layers, outermost first (the order the README shows). */
 export const FULL: readonly [string, Record<string, unknown> | undefined][] = [
@@ -188,11 +187,6 @@ export function herdlessPipeline(
   layers: readonly [string, Record<string, unknown> | undefined][],
   extra: Record<string, unknown> = {},
 ): HerdlessCache {
-  if (typeof mod.pipeline !== "function") {
-    throw new Error(
-      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
-    );
-  }
   const s = strategies(layers);
   try {
     return mod.pipeline(

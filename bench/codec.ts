@@ -4,6 +4,9 @@
  * Date, a Map, NaN...), on a small record, a list of 100 records and a list
  * of 10,000. No Redis. Alternating rounds, median of each.
  *
+ * A micro-benchmark of one internal piece: it imports the codec itself
+ * (`strategies/codec/codec.ts`), which no entry of the package exports.
+ *
  *   node --import tsx bench/codec.ts
  */
 import { resolveCodec } from "../strategies/codec/codec.ts";

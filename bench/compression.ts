@@ -12,9 +12,7 @@
  *
  *   node --import tsx bench/compression.ts     (also: bun bench/compression.ts)
  */
-import { connect } from "../resp/mod.ts";
-import { compressed } from "../strategies/codec/compressed.ts";
-import { pipeline } from "../strategies/pipeline/pipeline.ts";
+import { compressed, connect, pipeline } from "../mod.ts";
 import { startRedis } from "../test/support/redis_server.ts";
 import {
   brotliCompressSync,

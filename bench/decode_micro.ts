@@ -12,7 +12,7 @@
  */
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { Decoder } from "../resp/decode/decoder.ts";
+import { Decoder } from "../resp/mod.ts";
 
 const CHUNK = 64 * 1024;
 const RUNS = 7;

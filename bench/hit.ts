@@ -4,13 +4,12 @@
  * `cache.get` (so the raw GET reads exactly the stored envelope), then
  * measure only hits: the loader is counted and must not run while measuring.
  *
- * The cache module is bound at build time (see `build.mjs`): the first of
- * `mod.ts`, `strategies/mod.ts`, `pipeline.ts` that exports `pipeline`, or a
- * stub whose `unavailable` says why none could be used.
+ * It measures the cache as a user calls it, so it imports the package's
+ * entries (`mod.ts`, `resp/mod.ts`) and nothing behind them.
  *
  * @module
  */
-import * as cacheModule from "herdless:cache";
+import * as herdless from "../mod.ts";
 import { connect } from "../resp/mod.ts";
 import { type IN_FLIGHT, KEYS, lanes, VALUE } from "./scenarios.ts";
 
@@ -21,8 +20,7 @@ interface CacheLike {
   close(): Promise<void>;
 }
 interface CacheModule {
-  unavailable?: string;
-  pipeline?: (
+  pipeline: (
     options: Record<string, unknown>,
     ...strategies: unknown[]
   ) => CacheLike;
@@ -46,13 +44,6 @@ const LAYERS: readonly [string, Record<string, unknown> | undefined][] = [
   ["swr", { staleMs: 60_000 }],
 ];
 
-/** Why the pipeline cannot be measured, or undefined when it can. */
-export function pipelineUnavailable(): string | undefined {
-  const mod = cacheModule as CacheModule;
-  if (typeof mod.pipeline === "function") return undefined;
-  return mod.unavailable ?? "the cache module exports no pipeline()";
-}
-
 export interface HitRun {
   run: (ms: number) => Promise<number>;
   close: () => Promise<void>;
@@ -68,9 +59,7 @@ export async function prepareHit(
   url: string,
   inFlight: 1 | typeof IN_FLIGHT,
 ): Promise<HitRun> {
-  const mod = cacheModule as CacheModule;
-  const why = pipelineUnavailable();
-  if (why !== undefined) throw new Error(`pipeline not available: ${why}`);
+  const mod = herdless as unknown as CacheModule;
   const redis = await connect({ url });
   const strategies: unknown[] = [];
   const layers: string[] = [];
@@ -82,7 +71,7 @@ export async function prepareHit(
     );
     layers.push(name);
   }
-  const cache = mod.pipeline!(
+  const cache = mod.pipeline(
     { redis, ttlMs: 600_000, namespace: "bench" },
     ...strategies,
   );

@@ -105,7 +105,6 @@ function ratio(
 /** Evaluate every client target that this run has figures for. */
 export function targets(
   series: readonly Series[],
-  pipelineWhy: string | undefined,
   requested: readonly ScenarioName[] = SCENARIOS,
 ): TargetResult[] {
   const out: TargetResult[] = [];
@@ -184,16 +183,12 @@ export function targets(
     });
   }
   for (const scenario of ["hit-seq", "hit-100"] as const) {
-    if (
-      !requested.includes(scenario) ||
-      (pipelineWhy === undefined && !has("node", scenario))
-    ) continue;
+    if (!requested.includes(scenario) || !has("node", scenario)) continue;
     const r = ops("node", scenario, "pipeline", "raw-get");
     atLeast(
       `${DESCRIPTIONS[scenario]}: full pipeline / raw GET`,
       r,
       0.85,
-      r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined,
     );
   }
   return out;
@@ -240,11 +235,10 @@ function table(head: string[], rows: string[][]): string {
 /** The whole report as Markdown. */
 export function markdown(
   series: readonly Series[],
-  pipelineWhy: string | undefined,
   reps: number,
   requested: readonly ScenarioName[],
 ): string {
-  const ts = targets(series, pipelineWhy, requested);
+  const ts = targets(series, requested);
   const target = (prefix: string) => ts.find((t) => t.name.startsWith(prefix));
   const out: string[] = [];
   const clientScenarios = SCENARIOS.filter((s) => !s.startsWith("hit-"));
@@ -312,18 +306,6 @@ export function markdown(
   const hitRows = (["hit-seq", "hit-100"] as const)
     .filter((s) => requested.includes(s))
     .map((s) => {
-      if (pipelineWhy !== undefined) {
-        return [
-          DESCRIPTIONS[s],
-          "-",
-          "not available",
-          "-",
-          ">= 0.85x",
-          "n/a",
-          "-",
-          "-",
-        ];
-      }
       const t = target(DESCRIPTIONS[s]);
       const rss = (client: string) => {
         const x = find(series, "node", s, client);
@@ -363,9 +345,6 @@ export function markdown(
       ),
       "",
     );
-    if (pipelineWhy !== undefined) {
-      out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
-    }
   }
 
   const rssRows = clientScenarios

@@ -14,7 +14,7 @@
  *   node --import tsx bench/sentinel_failover.ts [--runs=10]
  */
 import process from "node:process";
-import { connectSentinel } from "../resp/sentinel/mod.ts";
+import { connectSentinel } from "../resp/mod.ts";
 import { startSentinelGroup } from "../test/support/redis_sentinel.ts";
 
 const runs = Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);

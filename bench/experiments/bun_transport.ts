@@ -11,14 +11,16 @@
  * Only the transport differs between "mini/net" and "mini/bun"; the gap
  * between "mini/net" and "ours" is what the full client adds on top.
  *
+ * An experiment on the client's insides: besides the entry `resp/mod.ts`, it
+ * imports the command encoder (`resp/connection/encode.ts`) to build the
+ * minimal client, which no entry exports.
+ *
  * @module
  */
 import { connect as netConnect, type Socket } from "node:net";
 import process from "node:process";
-import { connect } from "../../resp/mod.ts";
-import { Decoder } from "../../resp/decode/decoder.ts";
+import { type Arg, connect, Decoder, type Reply } from "../../resp/mod.ts";
 import { CommandWriter } from "../../resp/connection/encode.ts";
-import type { Arg, Reply } from "../../resp/types.ts";
 
 interface Mini {
   send(args: readonly Arg[]): Promise<Reply>;

@@ -14,8 +14,7 @@
  * @module
  */
 import process from "node:process";
-import { connect } from "../../resp/mod.ts";
-import { near, pipeline } from "../../strategies/mod.ts";
+import { connect, near, pipeline } from "../../mod.ts";
 import { startRedis } from "../../test/support/redis_server.ts";
 
 const writes = Number(process.argv[2] ?? 2000);
