@@ -294,7 +294,7 @@ export interface StoredEntry {
   readonly tags: readonly string[];
   /** Same index as `tags`. */
   readonly tagVersions: readonly string[];
-  /** Size of the stored envelope in bytes (UTF-16 code units for text). */
+  /** Size of the stored envelope in bytes (UTF-16 code units for text), its payload counted inflated when compressed. */
   readonly size: number;
   /** The loader's validator stored with the value (`setEtag`), for a conditional refresh. */
   readonly etag?: string | undefined;

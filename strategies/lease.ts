@@ -21,8 +21,25 @@ export interface LeaseOptions {
   leaseMs?: number;
   /** How long a caller waits for another owner's load before a `TimeoutError` (never an origin call). @default {2000} */
   waitMs?: number;
-  /** Extend the lease (token-checked) every `leaseMs / 3` while the loader runs. @default {false} */
+  /**
+   * Extend the lease (token-checked) every `leaseMs / 3` while the loader
+   * runs, up to `maxHoldMs`. The renewal's timer never keeps a process alive.
+   * @default {false}
+   */
   renew?: boolean;
+  /**
+   * With `renew`, the longest an owner holds the lease, from when it took it:
+   * renewal stops there, so a loader that ignores its signal and never
+   * settles keeps the key from other processes for this long at most; one
+   * of them then takes over and loads (the hung owner's publication, if it
+   * ever comes, is rejected). Until then their gets of the key wait and
+   * fail at `waitMs`: with the default `leaseMs` of 1,500 the ceiling is
+   * 15,000 ms, longer than the default `waitMs` of 2,000, so behind a hung
+   * loader other processes may fail for up to 15 s. At least `leaseMs`;
+   * only with `renew: true`.
+   * @default {10 * leaseMs}
+   */
+  maxHoldMs?: number;
   /**
    * The longest a waiter goes without looking at the key again when no
    * announcement wakes it; each pause is drawn in [pollMs / 2, pollMs].
@@ -38,7 +55,10 @@ export interface LeaseOptions {
 
 /** Every option of {@linkcode LeaseOptions}: any other key is refused, naming the close one. */
 const LEASE_OPTIONS = Object.keys(
-  { leaseMs: true, waitMs: true, renew: true, pollMs: true } satisfies Record<keyof LeaseOptions, true>,
+  { leaseMs: true, waitMs: true, renew: true, maxHoldMs: true, pollMs: true } satisfies Record<
+    keyof LeaseOptions,
+    true
+  >,
 );
 
 /** The strategy {@linkcode lease} returns, with its settings. */
@@ -51,6 +71,8 @@ export interface LeaseStrategy extends Strategy {
   readonly waitMs: number;
   /** The `renew` option: whether an owner extends its lease while its load runs. */
   readonly renew: boolean;
+  /** The `maxHoldMs` option: the longest an owner holds the lease by renewing it, in ms. */
+  readonly maxHoldMs: number;
   /** The `pollMs` option; `undefined` for the defaults (50 polling only, 250 with push). */
   readonly pollMs: number | undefined;
 }
@@ -80,8 +102,9 @@ const PUSH_POLL_MS = 250;
  *
  * @param options lease duration, wait limit and renewal.
  * @returns a strategy for {@linkcode pipeline}; one object per cache.
- * @throws {RangeError} when `leaseMs`, `waitMs` or `pollMs` is not a positive integer.
- * @throws {TypeError} when `renew` is not a boolean.
+ * @throws {RangeError} when `leaseMs`, `waitMs`, `pollMs` or `maxHoldMs` is not a positive integer, or
+ * `maxHoldMs` is under `leaseMs`.
+ * @throws {TypeError} when `renew` is not a boolean, or `maxHoldMs` is given without `renew: true`.
  * @example One origin call across processes
  * ```ts
  * import { coalesce, connect, lease, pipeline } from "@herdless/herdless";
@@ -98,6 +121,17 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
   const waitMs = positiveInt("create lease", "waitMs", o.waitMs ?? 2000);
   const renew = boolean("create lease", "renew", o.renew ?? false);
   const pollMs = o.pollMs === undefined ? undefined : positiveInt("create lease", "pollMs", o.pollMs);
+  const maxHoldMs = positiveInt("create lease", "maxHoldMs", o.maxHoldMs ?? 10 * leaseMs);
+  if (o.maxHoldMs !== undefined && !renew) {
+    throw new TypeError(
+      "Cannot create lease: 'maxHoldMs' bounds renewal and needs 'renew: true' (without it a lease lasts leaseMs)",
+    );
+  }
+  if (maxHoldMs < leaseMs) {
+    throw new RangeError(
+      `Cannot create lease: 'maxHoldMs' (${maxHoldMs}) must be at least 'leaseMs' (${leaseMs})`,
+    );
+  }
   let cache: CacheContext | undefined;
   /** The leases this cache's loads hold now. */
   const held = new Set<{ readonly req: FillRequest; readonly token: string }>();
@@ -125,13 +159,25 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     held.add(holding);
     let timer: ReturnType<typeof setInterval> | undefined;
     if (renew) {
+      // A loader that never settles must not keep the key from every other
+      // process: renewal ends at the ceiling, and the last one reaches it exactly.
+      const holdUntil = takenAt + maxHoldMs;
       timer = setInterval(function renewHeldLease() {
-        renewLease(c.redis, { keys: req.keys, token, leaseMs }, timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"))
-          .then(
-            (held) => held || clearInterval(timer),
-            () => {}, // The next tick retries; expiry is the fallback.
-          );
+        const span = Math.min(leaseMs, Math.floor(holdUntil - c.now()));
+        if (span < leaseMs) clearInterval(timer);
+        if (span <= 0) return;
+        renewLease(
+          c.redis,
+          { keys: req.keys, token, leaseMs: span },
+          timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs"),
+        ).then(
+          (held) => held || clearInterval(timer),
+          () => {}, // The next tick retries; expiry is the fallback.
+        );
       }, Math.max(1, Math.floor(leaseMs / 3)));
+      // Neither a hung loader nor its renewal may keep the process alive
+      // (Node, Bun and Deno's node:timers all unref; workerd has no such notion).
+      (timer as { unref?: () => void }).unref?.();
     }
     let outcome: Outcome | undefined;
     try {
@@ -175,6 +221,7 @@ export function lease(options?: LeaseOptions): LeaseStrategy {
     leaseMs,
     waitMs,
     renew,
+    maxHoldMs,
     pollMs,
     attach(c) {
       cache = c;

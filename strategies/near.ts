@@ -12,7 +12,11 @@ import type { CacheContext, LocalTier, StoredEntry, Strategy } from "./contract.
 export interface NearOptions {
   /** Most entries held; past it the least recently useful one leaves (SIEVE eviction). @default {10000} */
   maxEntries?: number;
-  /** Most bytes held, counted by each value's encoded size in Redis; unset: no byte bound. */
+  /**
+   * Most bytes held, counted by each value's stored size, its payload
+   * inflated when `compressed()` deflated it (a small stored entry may hold a
+   * large value); unset: no byte bound.
+   */
   maxBytes?: number;
   /**
    * The longest an entry stays near, in ms, whatever its own windows say: a

@@ -29,23 +29,39 @@ function deniedOf(text: string): Denied {
 }
 
 /**
- * The pattern that covers `key`: what precedes its hash tag (herdless keys
- * are `<namespace>:{digest}:data`), else its first segment, then `:*`.
+ * The pattern that covers `key`. Every herdless key starts with
+ * `<namespace>:{` and a namespace holds no `{`, so `<namespace>:{*` covers
+ * that namespace and no other (`<namespace>:*` would cover `<namespace>:x`'s
+ * keys too); any other key, its first segment, then `:*`.
  */
 export function patternOf(key: Arg | undefined): string {
-  const text = typeof key === "string" ? key : key instanceof Uint8Array ? new TextDecoder().decode(key) : "";
+  const text = textOf(key);
   const tag = text.indexOf(":{");
-  if (tag > 0) return `${text.slice(0, tag)}:*`;
+  if (tag > 0) return `${text.slice(0, tag)}:{*`;
   const colon = text.indexOf(":");
   return colon > 0 ? `${text.slice(0, colon)}:*` : "<pattern>";
 }
 
+/** The channel of the namespace of herdless' `key`, `<namespace>:published`; else as {@linkcode patternOf}. */
+export function channelPatternOf(key: Arg | undefined): string {
+  const text = textOf(key);
+  const tag = text.indexOf(":{");
+  return tag > 0 ? `${text.slice(0, tag)}:published` : patternOf(key);
+}
+
+function textOf(key: Arg | undefined): string {
+  return typeof key === "string" ? key : key instanceof Uint8Array ? new TextDecoder().decode(key) : "";
+}
+
 function rule(denied: Denied, command: string, keys: readonly Arg[] | undefined): string {
   if (denied === "command") return `'+${command}'`;
-  const sigil = denied === "key" ? "~" : "&";
-  if (keys !== undefined && keys.length > 0) return `'${sigil}${patternOf(keys[0])}'`;
+  if (keys !== undefined && keys.length > 0) {
+    return denied === "key" ? `'~${patternOf(keys[0])}'` : `'&${channelPatternOf(keys[0])}'`;
+  }
   // Without the keys at hand, say what herdless needs.
-  return `a ${denied} pattern that matches them ('${sigil}<namespace>:*' for a herdless cache)`;
+  return denied === "key"
+    ? "a key pattern that matches them ('~<namespace>:{*' for a herdless cache)"
+    : "a channel pattern that matches them ('&<namespace>:published' for a herdless cache)";
 }
 
 /**

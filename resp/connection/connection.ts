@@ -204,9 +204,26 @@ export class Connection {
    * in {@linkcode Connection.writes}.
    */
   writeFirst(commands: readonly Command[]): void {
-    const writer = this.#writer;
     const before = this.#written.length;
-    for (const cmd of commands) {
+    this.#encode(commands);
+    try {
+      this.#transport?.write(this.#writer.take());
+    } catch (error) {
+      this.#writeFailed(error, this.#written.length - before);
+    }
+  }
+
+  // Encode `commands` into the writer, in order, and move them to the FIFO
+  // of written commands. One that timed out or was aborted before its write
+  // is never written; one whose encoding failed (the writer dropped it
+  // whole) fails now with that error instead of waiting for a reply that
+  // never comes, and the others still leave.
+  #encode(commands: readonly Command[]): void {
+    const writer = this.#writer;
+    const written = this.#written;
+    for (let i = 0; i < commands.length; i++) {
+      const cmd = commands[i]!;
+      if (cmd.state !== QUEUED) continue;
       try {
         writer.push(cmd.args);
       } catch (error) {
@@ -215,12 +232,8 @@ export class Connection {
       }
       cmd.args = SENT;
       cmd.state = WRITTEN;
-      this.#written.push(cmd);
-    }
-    try {
-      this.#transport?.write(writer.take());
-    } catch (error) {
-      this.#writeFailed(error, this.#written.length - before);
+      if (written.length === 0) this.#decoder.buffers = cmd.buffers;
+      written.push(cmd);
     }
   }
 
@@ -265,24 +278,7 @@ export class Connection {
     const writer = this.#writer;
     const written = this.#written;
     const before = written.length;
-    for (let i = 0; i < unsent.length; i++) {
-      const cmd = unsent[i]!;
-      // A command that timed out or was aborted before its write is never written.
-      if (cmd.state !== QUEUED) continue;
-      try {
-        writer.push(cmd.args);
-      } catch (error) {
-        // Its encoding failed (the writer dropped it whole): it fails now
-        // with that error, instead of waiting for a reply that never comes;
-        // the others of this tick still leave.
-        cmd.fail(error);
-        continue;
-      }
-      cmd.args = SENT;
-      cmd.state = WRITTEN;
-      if (written.length === 0) this.#decoder.buffers = cmd.buffers;
-      written.push(cmd);
-    }
+    this.#encode(unsent);
     if (writer.length === 0) {
       this.onSettle?.();
       return;

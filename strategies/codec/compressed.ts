@@ -13,7 +13,7 @@
  * @module
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { checkedOptions, nonNegativeInt } from "../../resp/shared/mod.ts";
+import { checkedOptions, intInRange, nonNegativeInt } from "../../resp/shared/mod.ts";
 import { type Codec, type CodecOption, COMPRESSION, resolveCodec, type ResolvedCodec } from "./codec.ts";
 
 /** Options of {@linkcode compressed}. */
@@ -26,30 +26,64 @@ export interface CompressedOptions {
    * @default {1024}
    */
   minBytes?: number;
+  /**
+   * The most bytes a stored value may inflate to. Inflating is synchronous
+   * and its output is what a forged entry controls (1 MB of deflate data can
+   * stand for 1 GB): inflation stops here, and the value is a miss (a
+   * `decode-error` event naming this setting) that the next load
+   * overwrites. Inflating runs at about 6.5 ms per MB at worst on a shared
+   * 2-core machine, so the default bounds what one forged entry costs to
+   * about 50 ms of a blocked event loop and 8 MiB of memory, whatever it
+   * claims. A value whose encoding is larger than this is stored as it is
+   * (up to the pipeline's `maxValueBytes`), so every value written can be read.
+   * At most 1 GiB.
+   *
+   * @default {8388608} (8 MiB)
+   */
+  maxInflatedBytes?: number;
 }
 
-const COMPRESSED_OPTIONS = Object.keys({ minBytes: true } satisfies Record<keyof CompressedOptions, true>);
+const COMPRESSED_OPTIONS = Object.keys(
+  { minBytes: true, maxInflatedBytes: true } satisfies Record<keyof CompressedOptions, true>,
+);
 
 const encoder = new TextEncoder();
 
-/** Deflate `payload` when it is at least `minBytes` long and shrinks; `undefined` to store it as it is. */
-export function deflate(payload: string | Uint8Array, minBytes: number): Uint8Array | undefined {
+/** The default {@linkcode CompressedOptions.maxInflatedBytes}: 8 MiB. */
+export const MAX_INFLATED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Deflate `payload` when it is `minBytes` to `maxBytes` long and shrinks;
+ * `undefined` to store it as it is. Over `maxBytes` it would not inflate
+ * back under the read's cap: stored plain, it stays readable.
+ */
+export function deflate(payload: string | Uint8Array, minBytes: number, maxBytes: number): Uint8Array | undefined {
   // A string's UTF-8 length is between its length and three times it: only
   // the undecided ones are encoded before compression would encode them anyway.
-  if (typeof payload === "string" && payload.length * 3 < minBytes) return undefined;
+  if (typeof payload === "string" && (payload.length * 3 < minBytes || payload.length > maxBytes)) return undefined;
   const bytes = typeof payload === "string" ? encoder.encode(payload) : payload;
-  if (bytes.length < minBytes || bytes.length === 0) return undefined;
+  if (bytes.length < minBytes || bytes.length > maxBytes || bytes.length === 0) return undefined;
   const packed = deflateRawSync(bytes);
   return packed.length < bytes.length ? packed : undefined;
 }
 
 /**
- * Inflate a compressed payload.
+ * Inflate a compressed payload to at most `maxBytes` bytes: zlib stops
+ * there, so a forged payload costs no more time or memory than a genuine
+ * value of that size.
  *
+ * @throws {RangeError} when it would inflate past `maxBytes`, naming the setting.
  * @throws {Error} when it is not valid deflate data (a corrupt value: the read counts a decode error).
  */
-export function inflate(payload: Uint8Array): Uint8Array {
-  return inflateRawSync(payload);
+export function inflate(payload: Uint8Array, maxBytes: number): Uint8Array {
+  try {
+    return inflateRawSync(payload, { maxOutputLength: maxBytes });
+  } catch (error) {
+    // Node, Bun and Deno say ERR_BUFFER_TOO_LARGE, workerd a bare
+    // RangeError: the class is what they share. Corrupt data is a plain Error.
+    if (!(error instanceof RangeError)) throw error;
+    throw new RangeError(`a compressed value inflates past maxInflatedBytes (${maxBytes} bytes)`, { cause: error });
+  }
 }
 
 /**
@@ -58,15 +92,18 @@ export function inflate(payload: Uint8Array): Uint8Array {
  * written by a cache without `compressed()`; a corrupt compressed value is a
  * miss counted in `decodeErrors`. A cache without `compressed()` reads a
  * compressed value as a miss (a decode error) and overwrites it on its next load.
+ * A value that would inflate past `maxInflatedBytes` is a miss too, found
+ * after inflating that much at most: what a forged entry costs is bounded.
  *
  * The returned codec's own `encode`/`decode` are the wrapped codec's: the
  * pipeline compresses, so that the envelope, not the payload, says which
  * values are compressed.
  *
  * @param codec the codec to wrap: `"json"` (the default), `"string"`, `"bytes"` or a custom `{ encode, decode }`.
- * @param options when to compress.
+ * @param options when to compress, and how far a stored value may inflate.
  * @returns a codec for the pipeline's `codec` option.
- * @throws {RangeError} when `minBytes` is not a non-negative integer.
+ * @throws {RangeError} when `minBytes` is not a non-negative integer, `maxInflatedBytes` not an integer in
+ * 1..1073741824, or `minBytes` over `maxInflatedBytes` (nothing would be compressed).
  * @throws {TypeError} when `codec` is not a codec, or is itself `compressed()`.
  *
  * @example Store large JSON values deflated
@@ -84,6 +121,18 @@ export function inflate(payload: Uint8Array): Uint8Array {
 export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?: CompressedOptions): Codec<T> {
   const o = checkedOptions<CompressedOptions>("create compressed codec", "compressed()", options, COMPRESSED_OPTIONS);
   const minBytes = nonNegativeInt("create compressed codec", "minBytes", o.minBytes ?? 1024);
+  const maxInflatedBytes = intInRange(
+    "create compressed codec",
+    "maxInflatedBytes",
+    o.maxInflatedBytes ?? MAX_INFLATED_BYTES,
+    1,
+    2 ** 30,
+  );
+  if (minBytes > maxInflatedBytes) {
+    throw new RangeError(
+      `Cannot create compressed codec: 'minBytes' (${minBytes}) is over 'maxInflatedBytes' (${maxInflatedBytes}): nothing would be compressed`,
+    );
+  }
   if ((codec as { [COMPRESSION]?: unknown } | null)?.[COMPRESSION] !== undefined) {
     throw new TypeError("Cannot create compressed codec: 'codec' is already compressed()");
   }
@@ -100,8 +149,8 @@ export function compressed<T = unknown>(codec: CodecOption<T> = "json", options?
     binary: true,
     encode: inner.encode,
     decode: inner.decode,
-    compress: (payload: string | Uint8Array) => deflate(payload, minBytes),
-    inflate,
+    compress: (payload: string | Uint8Array) => deflate(payload, minBytes, maxInflatedBytes),
+    inflate: (payload: Uint8Array) => inflate(payload, maxInflatedBytes),
   });
   return {
     // The wrapped codec's own, for a caller that uses the codec outside a

@@ -14,6 +14,7 @@ import type { CacheEvent } from "../events.ts";
 import type { PipelineOptions } from "../options.ts";
 import type { Identity } from "../types.ts";
 import {
+  epochKeyOf,
   InvalidationMessages,
   Invalidations,
   isDuplicable,
@@ -73,7 +74,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
   const declared = attach(strategies.strategies, settings, emit, () => built);
   const local = declared.local === undefined ? undefined : new NearTier(
     declared.local,
-    `${namespace}:epoch`,
+    epochKeyOf(namespace),
     emit,
     // Kept through a lost connection (suspect) only when the cache serves from memory while Redis is down.
     settings.onRedisDown === "local" ? () => (redis as { connected?: boolean }).connected === false : undefined,
@@ -103,6 +104,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     namespace,
     invalidations,
     commandTimeoutMs,
+    now,
     channel,
     // Not counted here: the get it serves is counted once, where its write is refused.
     servesThrough: (error) => settings.failOpen && isWriteRefusal(error),
@@ -172,10 +174,11 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     background: new BackgroundWork(declared.maxRefreshes ?? 16, emit, settings.waitUntil),
     fallbackAfterMs: declared.fallbackAfterMs,
     outage,
-    keys(identity) {
+    // The memo's own method, bound, when there is no label to remember: a hit runs nothing of this file.
+    keys: labels === undefined ? memo.keys.bind(memo) : (identity) => {
       const keys = memo.keys(identity);
       // Labels are wanted only by someone listening to events: without one, none is computed.
-      if (labels !== undefined && stats.listening) labels.remember(keys.data, identity);
+      if (stats.listening) labels!.remember(keys.data, identity);
       return keys;
     },
   };

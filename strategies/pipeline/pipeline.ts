@@ -21,7 +21,7 @@ import type { Cache, LoadMany, WarmReport } from "../cache.ts";
 import type { Strategy } from "../contract.ts";
 import type { CacheStats } from "../events.ts";
 import type { CloseOptions, GetOptions, PipelineOptions, SetOptions, WarmOptions } from "../options.ts";
-import type { CacheResult, Identity, InvalidationMode, Keys, Loader } from "../types.ts";
+import type { Identity, InvalidationMode, Keys, Loader } from "../types.ts";
 import { assemble, type Parts } from "./assemble.ts";
 import {
   CallDeadline,
@@ -72,6 +72,9 @@ const CLOSE_OPTIONS = Object.keys({ timeoutMs: true } satisfies Record<keyof Clo
 const MODE_GAUGE: Readonly<Record<InvalidationMode, number>> = { none: 0, tracking: 1, messages: 2 };
 
 class PipelineCache<T> implements Cache<T> {
+  // A get goes straight to the part that serves it (bound in the constructor): the hot path runs nothing here.
+  readonly get: Cache<T>["get"];
+  readonly getEntry: Cache<T>["getEntry"];
   readonly #parts: Parts;
   readonly #life = new Lifecycle();
   readonly #get: GetParts;
@@ -106,6 +109,8 @@ class PipelineCache<T> implements Cache<T> {
       outage: parts.outage,
     };
     this.#gets = new Gets(this.#get);
+    this.get = this.#gets.get.bind(this.#gets) as Cache<T>["get"];
+    this.getEntry = this.#gets.getEntry.bind(this.#gets) as Cache<T>["getEntry"];
     this.#writes = new Writes({
       redis: s.redis,
       channel: s.channel,
@@ -119,14 +124,6 @@ class PipelineCache<T> implements Cache<T> {
       stats: parts.stats,
       local: parts.local,
     });
-  }
-
-  get(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<T> {
-    return this.#gets.get(identity, loader as Loader<unknown>, options) as Promise<T>;
-  }
-
-  getEntry(identity: Identity, loader: Loader<T>, options?: GetOptions): Promise<CacheResult<T>> {
-    return this.#gets.getEntry(identity, loader as Loader<unknown>, options) as Promise<CacheResult<T>>;
   }
 
   peek(identity: Identity): Promise<T | undefined> {

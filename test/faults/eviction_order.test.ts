@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import type { RedisClient } from "../../resp/client.ts";
 import type { Arg, SendOptions } from "../../resp/types.ts";
 import { RedisReplyError } from "../../resp/errors.ts";
+import { epochKeyOf, tagKeyPrefix } from "../../strategies/pipeline/coherence/version_keys.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
@@ -159,7 +160,7 @@ test("OOM under failOpen: two loads of one key here ending out of order: the old
 test("OOM under failOpen: an epoch another process created just before writes were refused is the one this process stamps with", async ({ admin }) => {
   const o = versions();
   const namespace = db.ns();
-  const epochKey = `${namespace}:epoch`;
+  const epochKey = epochKeyOf(namespace);
   // This process' client, except that from its SET NX of the epoch on, its
   // commands on the epoch key wait (in order) for a gate: the other process
   // creates the epoch between this one's GET and its SET NX (and the GET
@@ -409,8 +410,8 @@ for (const token of ["tag", "epoch"] as const) {
       if (token === "tag") await here.invalidateTags(["t"]);
       else await here.clear();
       const key = token === "tag"
-        ? `${here.keys("k").data.split(":{")[0]}:tag:t`
-        : `${here.keys("k").data.split(":{")[0]}:epoch`;
+        ? `${tagKeyPrefix(here.keys("k").data.split(":{")[0]!)}t`
+        : epochKeyOf(here.keys("k").data.split(":{")[0]!);
       assert.is(await admin.send(["DEL", key]), 1);
       // A token key that comes back is a new token: v1 stays a miss in both processes.
       assert.is(await there.get("k", o.load, tags), "v2");
@@ -430,7 +431,7 @@ test("a load that began before a tag invalidation is a miss once published, even
     const older = there.get("k", o.load, tags);
     await o.started(1);
     await here.invalidateTags(["t"]);
-    assert.is(await admin.send(["DEL", `${here.keys("k").data.split(":{")[0]}:tag:t`]), 1);
+    assert.is(await admin.send(["DEL", `${tagKeyPrefix(here.keys("k").data.split(":{")[0]!)}t`]), 1);
     release1();
     assert.is(await older, "v1", "its own caller began before the invalidation");
     assert.is(await here.get("k", o.load, tags), "v2");

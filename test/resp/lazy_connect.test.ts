@@ -96,3 +96,31 @@ Lazy("lazyConnect must be a boolean", async () => {
 });
 
 Lazy.run();
+
+const Bare = suite<{ server: RedisServer }>("connect({ lazyConnect: true }) with nothing to send first");
+useRedis(Bare, { clients: 0 });
+
+// No password, no database, no name: a lazy RESP2 client's first write holds
+// the first commands alone, and the first reply must be decoded as its
+// command asked (bytes), not as the handshake's would have been.
+for (const resp of [2, 3] as const) {
+  Bare(`RESP${resp}: the first command's buffers: true is honoured`, async ({ server }) => {
+    const setup = await connect({ url: server.url });
+    await setup.send(["SET", "bare", "abc"]);
+    await setup.close();
+    const redis = await connect({ url: server.url, resp, lazyConnect: true });
+    try {
+      const [first, second] = await Promise.all([
+        redis.send(["GET", "bare"], { buffers: true }),
+        redis.send(["GET", "bare"], { buffers: true }),
+      ]);
+      assert.instance(first, Uint8Array);
+      assert.instance(second, Uint8Array);
+      assert.is(new TextDecoder().decode(first as Uint8Array), "abc");
+    } finally {
+      await redis.close();
+    }
+  });
+}
+
+Bare.run();

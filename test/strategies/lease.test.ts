@@ -50,6 +50,24 @@ Lease("lease() rejects bad options with messages naming the setting", async () =
     RangeError,
     "Cannot create lease: 'pollMs' must be a positive integer, got 2.5",
   );
+  await rejects(
+    () => lease({ renew: true, maxHoldMs: 0 }),
+    RangeError,
+    "Cannot create lease: 'maxHoldMs' must be a positive integer, got 0",
+  );
+  await rejects(
+    () => lease({ leaseMs: 150, renew: true, maxHoldMs: 149 }),
+    RangeError,
+    "Cannot create lease: 'maxHoldMs' (149) must be at least 'leaseMs' (150)",
+  );
+  await rejects(
+    () => lease({ maxHoldMs: 60_000 }),
+    TypeError,
+    "Cannot create lease: 'maxHoldMs' bounds renewal and needs 'renew: true' (without it a lease lasts leaseMs)",
+  );
+  assert.is(lease().maxHoldMs, 15_000);
+  assert.is(lease({ leaseMs: 200, renew: true }).maxHoldMs, 2_000);
+  assert.is(lease({ leaseMs: 200, renew: true, maxHoldMs: 200 }).maxHoldMs, 200);
   await rejects(() => lease(5 as never), TypeError, "Cannot create lease: options must be an object, got number");
   const s = lease();
   assert.equal([s.name, s.leaseMs, s.waitMs, s.renew, s.pollMs], ["lease", 1500, 2000, false, undefined]);
@@ -401,7 +419,10 @@ Lease("a wrong token can neither publish, renew nor release", async () => {
 });
 
 Lease("renew: true keeps a long load's lease alive until it publishes", async () => {
-  const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, lease({ leaseMs: 100, renew: true }));
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 5000, namespace: db.ns() },
+    lease({ leaseMs: 100, renew: true, maxHoldMs: 60_000 }),
+  );
   const keys = cache.keys("k");
   const hold = deferred();
   const o = origin(() => "long load");
@@ -424,6 +445,32 @@ Lease("renew: true keeps a long load's lease alive until it publishes", async ()
   assert.match(String(await db.redis.send(["GET", keys.data])), /"long load"$/);
   await cache.close();
 });
+
+Lease(
+  "a held loader keeps a renewed lease no longer than maxHoldMs: another client takes over, the held load's late publication is rejected",
+  async () => {
+    const namespace = db.ns();
+    const owner = pipeline(
+      { redis: db.redis, ttlMs: 5000, namespace },
+      lease({ leaseMs: 100, renew: true, maxHoldMs: 300 }),
+    );
+    const other = pipeline({ redis: db.other, ttlMs: 5000, namespace }, lease({ leaseMs: 100, waitMs: 20_000 }));
+    const hold = deferred();
+    const o = origin(() => "held load");
+    o.hold = hold.promise;
+    const held = owner.get("k", o.load);
+    await o.called();
+    // Only the lease lapsing lets the other client in: the held load is still running.
+    assert.is(await other.get("k", () => "taken over"), "taken over");
+    assert.is(o.calls, 1);
+    hold.resolve();
+    assert.is(await held, "taken over", "the held owner returns what is stored now");
+    assert.is(owner.stats().lateRejected, 1);
+    assert.match(String(await db.redis.send(["GET", owner.keys("k").data])), /"taken over"$/);
+    await owner.close();
+    await other.close();
+  },
+);
 
 Lease("invalidate() during a load drops data and lease, so the old snapshot is never published", async () => {
   const cache = pipeline({ redis: db.redis, ttlMs: 5000, namespace: db.ns() }, lease());

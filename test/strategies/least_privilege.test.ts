@@ -24,8 +24,8 @@ import { until } from "../support/wait.ts";
  * docs/acl.md's rule for namespace `products`, user `app`, as users paste it
  * (the test checks the page holds it verbatim, and runs every call as it).
  */
-const RULE = "ACL SETUSER app on >app-password resetkeys ~products:* resetchannels &products:* -@all " +
-  "+get +set +setrange +del +exists +pexpire +time +eval +evalsha +publish +subscribe +unsubscribe " +
+const RULE = "ACL SETUSER app on >app-password resetkeys ~products:{* resetchannels &products:published -@all " +
+  "+get +set +setrange +del +exists +pexpire +pttl +time +eval +evalsha +publish +subscribe +unsubscribe " +
   "+hello +client|setname +client|tracking";
 
 const NS = "products";
@@ -151,6 +151,41 @@ async function firstFailure(user: string, strategies = () => [near(), lease()]):
   }
 }
 
+Acl(
+  "the rule covers its namespace alone: as this user, a cache of 'products:eu' can read and write nothing",
+  async () => {
+    const redis = await as("app", 3);
+    const eu = pipeline({ redis, ttlMs: 60_000, namespace: `${NS}:eu`, failOpen: false });
+    try {
+      const e = await eu.get("sku", () => "v").then(() => undefined, (e: unknown) => e);
+      assert.ok(isRedisReplyError(e) && e.code === "NOPERM", `expected NOPERM, got ${String(e)}`);
+      assert.match((e as Error).message, /'~(products:eu|<namespace>):\{\*'/);
+      await rejects(() => eu.invalidateTags(["t"]), RedisReplyError, /NOPERM/);
+      assert.is(await redis.send(["PUBLISH", `${NS}:eu:published`, "x"]).catch((e) => e.code), "NOPERM");
+    } finally {
+      await eu.close();
+    }
+  },
+);
+
+Acl("without +pttl: every call still works, and the version keys still get their TTL", async () => {
+  await setUser("nopttl", ["+pttl"]);
+  const redis = await as("nopttl", 3);
+  const cache = pipeline({ redis, ttlMs: 60_000, namespace: NS }, near(), lease());
+  try {
+    assert.is(await cache.get("pttl-1", () => "v1", { tags: ["pttl"] }), "v1");
+    await until(async () =>
+      (await cache.get("pttl-1", () => "x", { tags: ["pttl"] })) === "v1" && cache.stats().nearHits > 0
+    );
+    await cache.invalidateTags(["pttl"]);
+    assert.is(await cache.get("pttl-1", () => "v2", { tags: ["pttl"] }), "v2");
+    assert.ok(Number(await db.redis.send(["PTTL", `${NS}:{}:tag:pttl`])) > 0);
+    assert.ok(Number(await db.redis.send(["PTTL", `${NS}:{}:epoch`])) > 0);
+  } finally {
+    await cache.close();
+  }
+});
+
 Acl("without +publish: the publish script's refusal is a NOPERM naming PUBLISH and '+publish'", async () => {
   await setUser("nopublish", ["+publish"]);
   const e = await firstFailure("nopublish");
@@ -177,37 +212,37 @@ Acl("without +get: a command sent directly names the command and '+get'", async 
 });
 
 Acl("without the key pattern: a NOPERM naming the namespace's key pattern", async () => {
-  await setUser("nokeys", [], { "~products:*": "~elsewhere:*" });
+  await setUser("nokeys", [], { "~products:{*": "~elsewhere:{*" });
   const e = await firstFailure("nokeys", () => [lease()]);
   assert.is(e.code, "NOPERM");
   assert.match(
     e.message,
     new RegExp(
-      `^NOPERM ${KEY_REFUSED.source}.*; add (a key pattern that matches them \\('~<namespace>:\\*'|'~products:\\*')`,
+      `^NOPERM ${KEY_REFUSED.source}.*; add (a key pattern that matches them \\('~<namespace>:\\{\\*'|'~products:\\{\\*')`,
     ),
   );
   // A script's own key refusal names the namespace's pattern from its KEYS.
   const redis = await as("nokeys", 3);
   const { Script } = await import("../../resp/script.ts");
-  await setUser("nokeys2", [], { "~products:*": "~products:{a}*" });
+  await setUser("nokeys2", [], { "~products:{*": "~products:{a}*" });
   const inner = new Script("\nreturn redis.call('GET', 'products:{b}:data')");
   const redis2 = await as("nokeys2", 3);
   const e2 = (await rejects(() => inner.run(redis2, ["products:{a}:data"], []), RedisReplyError)) as RedisReplyError;
   assert.is(e2.code, "NOPERM");
   assert.match(
     e2.message,
-    /calls 'get' at line 2 and this user may not access the keys 'get' uses; add '~products:\*'/,
+    /calls 'get' at line 2 and this user may not access the keys 'get' uses; add '~products:\{\*'/,
   );
   redis.destroy();
 });
 
 Acl("without the channel pattern: a NOPERM naming the namespace's channel pattern", async () => {
-  await setUser("nochannels", [], { "&products:*": "&elsewhere:*" });
+  await setUser("nochannels", [], { "&products:published": "&elsewhere:published" });
   const e = await firstFailure("nochannels");
   assert.is(e.code, "NOPERM");
   assert.match(
     e.message,
-    /calls 'publish' at line \d+ and this user may not publish to the channel 'publish' names; add '&products:\*'/,
+    /calls 'publish' at line \d+ and this user may not publish to the channel 'publish' names; add '&products:published'/,
   );
 });
 
@@ -247,7 +282,7 @@ Acl("without +client|setname on RESP2: connected without the name, an event says
   try {
     assert.equal(seen.map((e) => e.type), ["connect", "name-refused", "ready"]);
     assert.is((seen[1]!.error as RedisReplyError).code, "NOPERM");
-    assert.is(await redis.send(["GET", "products:x"]), null);
+    assert.is(await redis.send(["GET", "products:{x}:data"]), null);
   } finally {
     redis.destroy();
   }

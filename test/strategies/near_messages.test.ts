@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { epochKeyOf } from "../../strategies/pipeline/coherence/version_keys.ts";
 import { useRedis } from "../support/fixture.ts";
 import { runWorkers } from "../support/processes.ts";
 import { events } from "../support/strategies.ts";
@@ -209,7 +210,7 @@ Resp2("an evicted epoch recreated elsewhere is announced: a tier on messages for
   try {
     await until(async () => (await a.get("warm", () => "w")) === "w" && a.stats().nearHits >= 1);
     // As an allkeys-* eviction policy would: the epoch token goes, unannounced.
-    assert.is(await plain.redis.send(["DEL", `${namespace}:epoch`]), 1);
+    assert.is(await plain.redis.send(["DEL", epochKeyOf(namespace)]), 1);
     const dropped = ev.reach("near-invalidation", 1);
     assert.is(await b.get("x", () => "from b"), "from b"); // recreates the epoch, announces it
     await within(dropped, "the epoch's announcement");

@@ -9,6 +9,7 @@ import type { RedisLike } from "../../resp/types.ts";
 import { encodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { writePublication as publish } from "../../strategies/pipeline/fill/publish_script.ts";
 import { token } from "../../strategies/pipeline/coherence/versions.ts";
+import { epochKeyOf, escapeTag, tagKeyPrefix } from "../../strategies/pipeline/coherence/version_keys.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import type { Identity, Keys } from "../../strategies/types.ts";
 import type { RedisCluster } from "./redis_cluster.ts";
@@ -121,11 +122,11 @@ export async function plant(
     ifErrorMs: p.ifErrorMs ?? 0,
     loadMs: p.loadMs ?? 0,
     id: token(),
-    epoch: await current(`${namespace}:epoch`),
+    epoch: await current(epochKeyOf(namespace)),
     codec: p.codec ?? "json",
     etag: p.etag,
     tags,
-    tagVersions: await Promise.all(tags.map((tag) => current(`${namespace}:tag:${tag}`))),
+    tagVersions: await Promise.all(tags.map((tag) => current(tagKeyPrefix(namespace) + escapeTag(tag)))),
   };
   const envelope = encodeEnvelope(fields, p.negative ? "" : (p.payload ?? '"v"'));
   const age = p.ageMs ?? 0;

@@ -9,7 +9,9 @@
 //                        counts origin calls across isolates and processes
 //   /swr?ns=&key=&ttl=   swr({ staleMs: 60000 }) over a fresh window of ttl ms
 //   &redis=URL           connect there instead of env.REDIS_URL
-import { coalesce, connect, lease, pipeline, swr } from "herdless";
+//   /inflate?ns=&key=    compressed("bytes", { maxInflatedBytes: 4096 }): the
+//                        value's length and the decode errors of the get
+import { coalesce, compressed, connect, lease, pipeline, swr } from "herdless";
 
 function failed(error) {
   return Response.json({ error: `${error?.name}: ${error?.message}` }, {
@@ -38,6 +40,29 @@ export default {
       connectTimeoutMs: 10_000,
       commandTimeoutMs: 10_000,
     });
+    if (url.pathname === "/inflate") {
+      const errors = [];
+      const cache = pipeline({
+        redis,
+        namespace: ns,
+        ttlMs: 60_000,
+        codec: compressed("bytes", { minBytes: 16, maxInflatedBytes: 4096 }),
+        onEvent: (event) =>
+          event.type === "decode-error" &&
+          errors.push(`${event.error.name}: ${event.error.message}`),
+      });
+      try {
+        // Connected first: a lazy client's first command, queued while it
+        // connects, comes back as text even with buffers: true.
+        await redis.send(["PING"]);
+        const value = await cache.get(key, () => new Uint8Array([7]));
+        return Response.json({ length: value.length, errors });
+      } catch (error) {
+        return failed(error);
+      } finally {
+        ctx.waitUntil(cache.close().then(() => redis.close()));
+      }
+    }
     const strategies = url.pathname === "/swr"
       ? [swr({ staleMs: 60_000 })]
       : [coalesce(), lease({ leaseMs: 30_000, waitMs: 30_000 })];

@@ -7,7 +7,9 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { pipeline } from "../../mod.ts";
+import { deflateRawSync } from "node:zlib";
+import { compressed, pipeline } from "../../mod.ts";
+import { decodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { useRedis } from "../support/fixture.ts";
 import { startRedis } from "../support/redis_server.ts";
 import { until, within } from "../support/wait.ts";
@@ -160,6 +162,40 @@ Workers(
       /^ConnectionError: Cannot connect to redis:\/\/127\.0\.0\.1:\d+/,
     );
     assert.is(origin.loads(ns), 0);
+  },
+);
+
+Workers(
+  "compressed(): a stored value inflating past maxInflatedBytes is a decode error naming the cap (workerd's RangeError has no code)",
+  async ({ workerd }) => {
+    const ns = db.ns();
+    // A genuine compressed entry, then its payload swapped for one inflating one byte past the cap.
+    const writer = pipeline<Uint8Array>({
+      redis: db.redis,
+      namespace: ns,
+      ttlMs: 60_000,
+      codec: compressed("bytes", { minBytes: 16, maxInflatedBytes: 4096 }),
+    });
+    await writer.get("z", () => new Uint8Array(1000));
+    const key = writer.keys("z").data;
+    await writer.close();
+    const raw = (await db.redis.send(["GET", key], { buffers: true })) as Uint8Array;
+    const header = raw.length -
+      (decodeEnvelope(raw).payload as Uint8Array).length;
+    const payload = deflateRawSync(new Uint8Array(4097));
+    const forged = new Uint8Array(header + payload.length);
+    forged.set(raw.subarray(0, header));
+    forged.set(payload, header);
+    await db.redis.send(["SET", key, forged, "PX", 60_000]);
+    assert.equal(await workerd.fetch(`/inflate?ns=${ns}&key=z`), {
+      status: 200,
+      body: {
+        length: 1,
+        errors: [
+          "RangeError: a compressed value inflates past maxInflatedBytes (4096 bytes)",
+        ],
+      },
+    });
   },
 );
 

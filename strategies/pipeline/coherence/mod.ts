@@ -20,4 +20,5 @@ export {
   isDuplicable,
 } from "./invalidation_messages.ts";
 export { NearTier } from "./near_tier.ts";
+export { epochKeyOf } from "./version_keys.ts";
 export { type Stamp, token, Versions, type VersionsContext } from "./versions.ts";

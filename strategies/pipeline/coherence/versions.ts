@@ -1,14 +1,14 @@
 /**
  * The namespace epoch and the tag versions: random tokens, each in its own
- * key (`<namespace>:epoch`, `<namespace>:tag:<tag>`). Every envelope records
- * the epoch and the versions of its tags as they were when its load started;
- * a value whose epoch or any tag version is no longer current is a miss.
- * `clear()` and `invalidateTags()` write a new token: one command per call
- * or per tag, whatever the number of entries. Tokens are random rather than
- * counters, so a token key that vanishes (eviction, FLUSHALL, a restart
- * without persistence) comes back as a new token that matches nothing
- * written before: a missing key invalidates everything under it, never
- * revives it. The clocks of the machines are never involved.
+ * key (`version_keys.ts`). Every envelope records the epoch and the
+ * versions of its tags as they were when its load started; a value whose
+ * epoch or any tag version is no longer current is a miss. `clear()` and
+ * `invalidateTags()` write a new token: one command per call or per tag,
+ * whatever the number of entries. Tokens are random rather than counters,
+ * so a token key that vanishes (eviction, FLUSHALL, expiry) comes back as a
+ * new token that matches nothing written before: a missing key invalidates
+ * everything under it, never revives it. So version keys can expire, 24 h
+ * after a process last used them (`version_life.ts`).
  *
  * With client tracking the current tokens are kept in memory and dropped
  * when Redis invalidates their keys, so a hit costs no round trip for them;
@@ -18,8 +18,10 @@
  * @module
  */
 import { timeoutOptions } from "../../../resp/shared/mod.ts";
-import type { RedisLike, Reply } from "../../../resp/types.ts";
+import type { RedisLike, Reply, SendOptions } from "../../../resp/types.ts";
 import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
+import { epochKeyOf, escapeTag, tagKeyPrefix } from "./version_keys.ts";
+import { type KnownVersion, VersionLife } from "./version_life.ts";
 
 /** What the versions need of their cache. */
 export interface VersionsContext {
@@ -31,6 +33,8 @@ export interface VersionsContext {
   readonly channel?: string;
   /** Whether a write refusal is to be served through (failOpen). */
   readonly servesThrough?: (error: unknown) => boolean;
+  /** The local monotonic clock, in ms (the cache's `now`). */
+  readonly now: () => number;
 }
 
 /** The epoch and tag versions written with a value. */
@@ -58,7 +62,15 @@ export function token(): string {
 export class Versions implements InvalidationConsumer {
   readonly #cache: VersionsContext;
   /** Known current tokens by key; only while tracked. */
-  readonly #known = new Map<string, string>();
+  readonly #known = new Map<string, KnownVersion>();
+  /**
+   * The same tokens of tags, by tag: a hit looks its tags up without
+   * escaping them into keys. Each key's tag, to forget it by key.
+   */
+  readonly #knownTags = new Map<string, KnownVersion>();
+  readonly #tagOfKey = new Map<string, string>();
+  /** The TTLs of the version keys, extended as they are used. */
+  readonly life: VersionLife;
   /** Token reads in flight by key. */
   readonly #reading = new Map<string, Promise<string>>();
   readonly epochKey: string;
@@ -66,25 +78,31 @@ export class Versions implements InvalidationConsumer {
 
   constructor(context: VersionsContext) {
     this.#cache = context;
-    this.epochKey = `${context.namespace}:epoch`;
-    this.#tagPrefix = `${context.namespace}:tag:`;
+    this.epochKey = epochKeyOf(context.namespace);
+    this.#tagPrefix = tagKeyPrefix(context.namespace);
+    this.life = new VersionLife(context, () => this.#known.values());
     context.invalidations.consume(this);
   }
 
   /** The key holding `tag`'s version. */
   tagKey(tag: string): string {
-    return this.#tagPrefix + tag;
+    return this.#tagPrefix + escapeTag(tag);
   }
 
   /** The version of `tag` if it is known (tracked) now, without I/O. */
   knownTag(tag: string): string | undefined {
-    return this.#known.get(this.#tagPrefix + tag);
+    return this.#used(this.#knownTags.get(tag));
   }
 
   /** The current epoch, read (and created when missing) unless it is known. */
   epoch(): Promise<string> {
-    const known = this.#known.get(this.epochKey);
+    const known = this.#used(this.#known.get(this.epochKey));
     return known === undefined ? this.#read(this.epochKey) : Promise.resolve(known);
+  }
+
+  /** An untracked read took the epoch's token straight from Redis (nothing is kept): a use of its key. */
+  epochRead(): void {
+    this.life.epochRead(this.epochKey);
   }
 
   /**
@@ -100,10 +118,7 @@ export class Versions implements InvalidationConsumer {
 
   /** The current versions of `tags`, in order, read (and created when missing) unless known. */
   async tagVersions(tags: readonly string[]): Promise<string[]> {
-    return await Promise.all(tags.map((tag) => {
-      const key = this.#tagPrefix + tag;
-      return this.#known.get(key) ?? this.#read(key);
-    }));
+    return await Promise.all(tags.map((tag) => this.knownTag(tag) ?? this.#read(this.tagKey(tag), tag)));
   }
 
   /**
@@ -114,8 +129,8 @@ export class Versions implements InvalidationConsumer {
    */
   stampOffline(tags: readonly string[]): Stamp {
     return {
-      epoch: this.#known.get(this.epochKey) ?? token(),
-      tagVersions: tags.map((tag) => this.#known.get(this.#tagPrefix + tag) ?? token()),
+      epoch: this.#used(this.#known.get(this.epochKey)) ?? token(),
+      tagVersions: tags.map((tag) => this.knownTag(tag) ?? token()),
     };
   }
 
@@ -133,12 +148,15 @@ export class Versions implements InvalidationConsumer {
   currentKnown(epoch: string, tags: readonly string[], versions: readonly string[]): boolean | undefined {
     const known = this.#known.get(this.epochKey);
     if (known === undefined) return undefined;
-    if (known !== epoch) return false;
+    if (known.token !== epoch) return false;
+    // A hit is a use: past its half-life (the sweep says so) the key is extended.
+    if (known.due) this.life.use(known);
     let unknown = false;
     for (let i = 0; i < tags.length; i++) {
-      const v = this.#known.get(this.#tagPrefix + tags[i]!);
+      const v = this.#knownTags.get(tags[i]!);
       if (v === undefined) unknown = true;
-      else if (v !== versions[i]) return false;
+      else if (v.token !== versions[i]) return false;
+      else if (v.due) this.life.use(v);
     }
     return unknown ? undefined : true;
   }
@@ -165,7 +183,7 @@ export class Versions implements InvalidationConsumer {
   async clear(channel: string): Promise<string> {
     const next = token();
     const options = timeoutOptions(this.#cache.commandTimeoutMs, "commandTimeoutMs");
-    await this.#cache.redis.send(["SET", this.epochKey, next], options);
+    await this.#cache.redis.send(["SET", this.epochKey, next, "PX", this.life.ttlMs], options);
     await this.#cache.redis.send(["PUBLISH", channel, this.epochKey], options);
     return next;
   }
@@ -177,8 +195,8 @@ export class Versions implements InvalidationConsumer {
   async bump(tags: readonly string[], channel: string): Promise<string[]> {
     const options = timeoutOptions(this.#cache.commandTimeoutMs, "commandTimeoutMs");
     return await Promise.all(tags.map(async (tag) => {
-      const key = this.#tagPrefix + tag;
-      await this.#cache.redis.send(["SET", key, token()], options);
+      const key = this.tagKey(tag);
+      await this.#cache.redis.send(["SET", key, token(), "PX", this.life.ttlMs], options);
       await this.#cache.redis.send(["PUBLISH", channel, key], options);
       return key;
     }));
@@ -186,18 +204,69 @@ export class Versions implements InvalidationConsumer {
 
   invalidate(keys: readonly string[]): void {
     if (this.#known.size === 0) return;
-    for (const key of keys) this.#known.delete(key);
+    for (const key of keys) {
+      if (!this.#known.delete(key)) continue;
+      const tag = this.#tagOfKey.get(key);
+      if (tag === undefined) continue;
+      this.#tagOfKey.delete(key);
+      this.#knownTags.delete(tag);
+    }
   }
 
   reset(): void {
     this.#known.clear();
+    this.#knownTags.clear();
+    this.#tagOfKey.clear();
+    this.life.stop();
   }
 
-  // Concurrent readers of a token share one read.
-  #read(key: string): Promise<string> {
+  /**
+   * `tag`'s version as of now, for a loader's `setTags()`: the known one, or
+   * a GET sent now. A tag without a version yet gets ours (SET NX); if
+   * another version landed between our GET and our SET NX, it may be an
+   * invalidation that came after the call, so the value takes a version of
+   * its own that nothing matches: a miss, never a value an invalidation
+   * should have dropped.
+   */
+  async tagVersionNow(tag: string): Promise<string> {
+    const known = this.knownTag(tag);
+    if (known !== undefined) return known;
+    const c = this.#cache;
+    const key = this.tagKey(tag);
+    const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
+    const readAt = c.now();
+    const [now, pttl] = await Promise.all([c.redis.send(["GET", key], options), this.#pttl(key, options)]);
+    if (typeof now === "string") {
+      this.life.read(key, pttl, readAt);
+      return now;
+    }
+    const mine = token();
+    const [, stored] = await Promise.all([
+      c.redis.send(["SET", key, mine, "NX", "PX", this.life.ttlMs], options),
+      c.redis.send(["GET", key], options),
+    ]);
+    return stored === mine ? mine : token();
+  }
+
+  // The token, when it is known, after counting this as a use of its key.
+  #used(known: KnownVersion | undefined): string | undefined {
+    if (known === undefined) return undefined;
+    if (known.due) this.life.use(known);
+    return known.token;
+  }
+
+  // A key's remaining TTL, read beside its token. A refusal (an ACL rule
+  // without +pttl) is taken for a full TTL: the key is then extended half a
+  // TTL after this read, never on every read.
+  #pttl(key: string, options: SendOptions): Promise<number> {
+    return this.#cache.redis.send(["PTTL", key], options).then(Number, () => this.life.ttlMs);
+  }
+
+  // Concurrent readers of a token share one read. `tag`: the tag whose key it is.
+  #read(key: string, tag?: string): Promise<string> {
     let reading = this.#reading.get(key);
     if (reading === undefined) {
-      reading = this.#current(key).finally(() => this.#reading.delete(key));
+      reading = this.#current(key, tag).finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
     return reading;
@@ -205,14 +274,18 @@ export class Versions implements InvalidationConsumer {
 
   // Read a token, creating it when missing. SET NX then GET leave in one
   // write: whoever creates it first wins and everyone reads the winner's.
-  async #current(key: string): Promise<string> {
+  async #current(key: string, tag: string | undefined): Promise<string> {
     const c = this.#cache;
     const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
     const marker = c.invalidations.begin(key);
+    const readAt = c.now();
+    // Its TTL rides along: reading a version is a use of its key.
+    let life = this.#pttl(key, options);
     let value: Reply = await c.redis.send(["GET", key], options);
     if (value === null) {
-      const created = c.redis.send(["SET", key, token(), "NX"], options);
+      const created = c.redis.send(["SET", key, token(), "NX", "PX", this.life.ttlMs], options);
       const read = c.redis.send(["GET", key], options);
+      life = this.#pttl(key, options);
       const [set, got] = await Promise.allSettled([created, read]);
       if (got.status === "rejected") {
         c.invalidations.end(marker);
@@ -247,7 +320,16 @@ export class Versions implements InvalidationConsumer {
       }
     }
     if (typeof value !== "string") throw new Error(`unexpected value at ${key}: ${String(value)}`);
-    if (c.invalidations.end(marker)) this.#known.set(key, value);
+    const renewAt = this.life.read(key, await life, readAt);
+    if (c.invalidations.end(marker)) {
+      const known: KnownVersion = { key, token: value, renewAt, due: false };
+      this.#known.set(key, known);
+      if (tag !== undefined) {
+        this.#knownTags.set(tag, known);
+        this.#tagOfKey.set(key, tag);
+      }
+      this.life.keep(known);
+    }
     return value;
   }
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { intInRange, timeoutOptions } from "../../../resp/shared/mod.ts";
+import { intInRange } from "../../../resp/shared/mod.ts";
 import type { RedisLike } from "../../../resp/types.ts";
 import type { FillRequest } from "../../contract.ts";
 import type { BatchLoaderContext, Identity, LoaderContext } from "../../types.ts";
@@ -90,27 +90,13 @@ export class LoaderChoices {
     choice.tagVersions = versions;
   }
 
-  // A tag's version as of now: the known one, or a GET sent now. A tag
-  // without a version yet gets ours (SET NX); if another version landed
-  // between our GET and our SET NX, it may be an invalidation that came after
-  // this call, so the value takes a version of its own that nothing matches:
-  // a miss, never a value an invalidation should have dropped.
-  async #version(tag: string): Promise<string> {
-    const c = this.#cache;
-    const known = c.versions.knownTag(tag);
-    if (known !== undefined) return known;
-    // Nothing to read while Redis is down: a version of its own, matching nothing once it is back.
-    if (this.#offline) return token();
-    const key = c.versions.tagKey(tag);
-    const options = timeoutOptions(c.commandTimeoutMs, "commandTimeoutMs");
-    const now = await c.redis.send(["GET", key], options);
-    if (typeof now === "string") return now;
-    const mine = token();
-    const [, stored] = await Promise.all([
-      c.redis.send(["SET", key, mine, "NX"], options),
-      c.redis.send(["GET", key], options),
-    ]);
-    return stored === mine ? mine : token();
+  // A tag's version as of now (see Versions.tagVersionNow). Nothing to read
+  // while Redis is down: the known one, or a version of its own that matches
+  // nothing once it is back.
+  #version(tag: string): Promise<string> {
+    const versions = this.#cache.versions;
+    if (this.#offline) return Promise.resolve(versions.knownTag(tag) ?? token());
+    return versions.tagVersionNow(tag);
   }
 
   skip(index: number): void {

@@ -312,6 +312,8 @@ export function decodeStored(raw: Uint8Array | string, codec: EnvelopeCodec): St
   if (h.compressed) {
     if (codec.inflate === undefined) throw new Error("a compressed value, and this cache's codec is not compressed()");
     payload = codec.inflate(payload);
+    // Decoded size: a near tier counts what an inflated value holds in memory.
+    h.size = h.payloadAt + payload.length;
   }
   h.value = codec.decode(payload);
   return h;

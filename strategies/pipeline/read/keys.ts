@@ -4,6 +4,11 @@
  * the digest is the hash tag, so a cache's data key and lease key always land
  * in the same Redis Cluster slot and the publish script may touch both.
  *
+ * Every key of a namespace starts with `<namespace>:{` (the versions' keys
+ * too: `coherence/version_keys.ts`) and a namespace holds no `{`, so no two
+ * namespaces share a key; nor glob characters, whitespace or control
+ * characters, so `~<namespace>:{*` is an ACL pattern for it alone.
+ *
  * @module
  */
 import { createHash, type Hash } from "node:crypto";
@@ -12,13 +17,16 @@ import type { Identity, Keys } from "../../types.ts";
 // A lone surrogate: a high half not followed by a low one, or a low half not after a high one.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+// `{` ends the namespace in every key; glob characters would make its ACL
+// pattern cover other namespaces; whitespace and control characters cannot
+// be told apart in a key listing (or pasted into redis-cli).
+const REFUSED = /[{}*?[\]\\\s\p{Cc}\p{Cf}]/u;
+
 /** Throws unless `namespace` can prefix keys without changing their hash tag or sharing them with another namespace. */
 export function checkNamespace(namespace: unknown): string {
-  if (typeof namespace !== "string" || namespace.length === 0 || /[{}]/.test(namespace)) {
+  if (typeof namespace !== "string" || namespace.length === 0) {
     throw new TypeError(
-      `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ${
-        JSON.stringify(namespace)
-      }`,
+      `Cannot create pipeline: 'namespace' must be a non-empty string, got ${JSON.stringify(namespace)}`,
     );
   }
   // Keys reach Redis as UTF-8, where a lone surrogate becomes U+FFFD: "a\ud800"
@@ -28,6 +36,15 @@ export function checkNamespace(namespace: unknown): string {
       `Cannot create pipeline: 'namespace' must not contain a lone surrogate (keys are written as UTF-8), got ${
         JSON.stringify(namespace)
       }`,
+    );
+  }
+  const refused = REFUSED.exec(namespace);
+  if (refused !== null) {
+    throw new TypeError(
+      `Cannot create pipeline: 'namespace' must not contain whitespace, control characters or any of { } * ? [ ] \\ ` +
+        `(it prefixes keys as '<namespace>:{' and ACL patterns as '~<namespace>:{*'), got ${
+          JSON.stringify(namespace)
+        } (${JSON.stringify(refused[0])} at index ${refused.index})`,
     );
   }
   return namespace;

@@ -236,6 +236,7 @@ export class Reader {
     // read beside the GET rather than after it.
     const epoch = p.invalidations.active ? undefined : p.redis.send(["GET", p.versions.epochKey], options);
     if (epoch === undefined) p.versions.prefetchEpoch();
+    else p.versions.epochRead();
     let x: Reply | undefined;
     let raw: Reply;
     let epochNow: Reply | undefined;
@@ -323,7 +324,8 @@ export class Reader {
 
   // Offer an aged entry to the near tier if no invalidation overtook its read.
   #keep(key: string, entry: Entry | undefined, stored: StoredEntry, marker: Marker | undefined): Entry | undefined {
-    if (this.#p.invalidations.end(marker) && entry !== undefined) {
+    // Without a near tier no marker was taken: nothing to end, nothing to keep.
+    if (marker !== undefined && this.#p.invalidations.end(marker) && entry !== undefined) {
       this.#p.local!.set(key, stored, this.#p.now() + entry.pttl);
     }
     return entry;

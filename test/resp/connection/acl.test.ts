@@ -38,8 +38,8 @@ test("Redis 7.2: 'ACL failure in script', for a command, a key and a channel", (
       keys,
     )?.message;
   assert.match(at(3, "User key-user has no permissions to run the 'publish' command")!, /add '\+publish'/);
-  assert.match(at(2, "No permissions to access a key")!, /calls 'get' at line 2 .* add '~products:\*'/);
-  assert.match(at(3, "No permissions to access a channel")!, /calls 'publish' at line 3 .* add '&products:\*'/);
+  assert.match(at(2, "No permissions to access a key")!, /calls 'get' at line 2 .* add '~products:\{\*'/);
+  assert.match(at(3, "No permissions to access a channel")!, /calls 'publish' at line 3 .* add '&products:published'/);
 });
 
 test("another script's failure, or another error, is left alone", () => {
@@ -61,8 +61,10 @@ test("a direct NOPERM gets its rule once; key patterns come from the key's names
     "NOPERM this user has no permissions to run the 'client|tracking' command; add '+client|tracking' to the user's ACL rule",
   );
   assert.is(explainNoPerm(e, "CLIENT"), e);
-  assert.equal([patternOf("products:{x}:data"), patternOf("app:epoch"), patternOf("plain")], [
-    "products:*",
+  // A namespace's pattern stops at its '{': 'app:{*' covers no key of namespace 'app:x'.
+  assert.equal([patternOf("products:{x}:data"), patternOf("app:{}:epoch"), patternOf("app:x"), patternOf("plain")], [
+    "products:{*",
+    "app:{*",
     "app:*",
     "<pattern>",
   ]);

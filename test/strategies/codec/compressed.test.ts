@@ -1,7 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { deflateRawSync } from "node:zlib";
-import { compressed } from "../../../strategies/codec/compressed.ts";
+import process from "node:process";
+import { constants, deflateRawSync } from "node:zlib";
+import { compressed, MAX_INFLATED_BYTES } from "../../../strategies/codec/compressed.ts";
+import { near } from "../../../strategies/near.ts";
 import { decodeEnvelope } from "../../../strategies/pipeline/read/envelope.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
@@ -25,6 +27,21 @@ Compressed("compressed() rejects a bad minBytes or codec with messages naming th
     () => compressed("json", { minBytes: 1.5 }),
     RangeError,
     "Cannot create compressed codec: 'minBytes' must be a non-negative integer, got 1.5",
+  );
+  await rejects(
+    () => compressed("json", { maxInflatedBytes: 0 }),
+    RangeError,
+    "Cannot create compressed codec: 'maxInflatedBytes' must be an integer in 1..1073741824, got 0",
+  );
+  await rejects(
+    () => compressed("json", { maxInflatedBytes: 2 ** 30 + 1 }),
+    RangeError,
+    "Cannot create compressed codec: 'maxInflatedBytes' must be an integer in 1..1073741824, got 1073741825",
+  );
+  await rejects(
+    () => compressed("json", { minBytes: 4096, maxInflatedBytes: 4095 }),
+    RangeError,
+    "Cannot create compressed codec: 'minBytes' (4096) is over 'maxInflatedBytes' (4095): nothing would be compressed",
   );
   await rejects(
     () => compressed("yaml" as never),
@@ -152,6 +169,126 @@ Compressed("a corrupt compressed payload is a decode error (a miss that reloads)
   assert.is(plain.stats().decodeErrors, 1);
   await cache.close();
   await plain.close();
+});
+
+/** Raw deflate data standing for `mib` MiB of zeros in about 1 KB per MiB, built without inflating anything. */
+function bomb(mib: number): Uint8Array {
+  // A full flush ends each segment byte-aligned with no back-reference past
+  // it, so copies of one segment chain into one valid stream; 0x03 0x00 is
+  // an empty final block.
+  const segment = deflateRawSync(new Uint8Array(1 << 20), { finishFlush: constants.Z_FULL_FLUSH });
+  const out = new Uint8Array(segment.length * mib + 2);
+  for (let i = 0; i < mib; i++) out.set(segment, i * segment.length);
+  out.set([0x03, 0x00], out.length - 2);
+  return out;
+}
+
+/** Replace the payload of `key`'s stored entry with `payload`, keeping its header as the cache wrote it. */
+async function forge(key: string, payload: Uint8Array): Promise<void> {
+  const raw = await db.redis.send(["GET", key], { buffers: true }) as Uint8Array;
+  const header = raw.length - (await stored(key)).payload.length;
+  const forged = new Uint8Array(header + payload.length);
+  forged.set(raw.subarray(0, header), 0);
+  forged.set(payload, header);
+  await db.redis.send(["SET", key, forged, "PX", 60_000]);
+}
+
+Compressed(
+  "inflation stops at maxInflatedBytes: a value inflating one byte past it is a decode error naming the cap, at it a hit",
+  async () => {
+    const log = events();
+    const cache = pipeline<string>({
+      redis: db.redis,
+      ttlMs: 60_000,
+      namespace: db.ns(),
+      codec: compressed("string", { minBytes: 16, maxInflatedBytes: 4096 }),
+      onEvent: log.onEvent,
+    });
+    await cache.get("at", () => "a".repeat(4096));
+    assert.is((await stored(cache.keys("at").data)).compressed, true);
+    assert.is(await cache.get("at", () => "loaded again"), "a".repeat(4096));
+
+    await cache.get("past", () => "b".repeat(1000));
+    await forge(cache.keys("past").data, deflateRawSync(new TextEncoder().encode("b".repeat(4097))));
+    assert.is(await cache.get("past", () => "reloaded"), "reloaded");
+    const errors = log.seen.filter((e) => e.type === "decode-error") as { key: string; error: unknown }[];
+    assert.is(errors.length, 1);
+    assert.instance(errors[0]!.error, RangeError);
+    assert.is((errors[0]!.error as Error).message, "a compressed value inflates past maxInflatedBytes (4096 bytes)");
+    assert.is(errors[0]!.key, cache.keys("past").data);
+    assert.is(cache.stats().decodeErrors, 1);
+    await cache.close();
+  },
+);
+
+Compressed("a value whose encoding is over maxInflatedBytes is stored as it is, so it reads back", async () => {
+  const cache = pipeline<string>({
+    redis: db.redis,
+    ttlMs: 60_000,
+    namespace: db.ns(),
+    codec: compressed("string", { minBytes: 16, maxInflatedBytes: 4096 }),
+  });
+  await cache.get("over", () => "c".repeat(4097));
+  const e = await stored(cache.keys("over").data);
+  assert.is(e.compressed, undefined);
+  assert.is((e.payload as Uint8Array).length, 4097);
+  assert.is(await cache.get("over", () => "loaded again"), "c".repeat(4097));
+  assert.is(cache.stats().loads, 1);
+  await cache.close();
+});
+
+Compressed(
+  "a forged 1 MB entry standing for 1 GiB is a miss under the default cap: the get returns its loader's value and memory stays far below the bomb",
+  async () => {
+    assert.is(MAX_INFLATED_BYTES, 8 * 1024 * 1024);
+    const log = events();
+    let grew = -1;
+    const before = process.memoryUsage().rss;
+    const cache = pipeline<Uint8Array>({
+      redis: db.redis,
+      ttlMs: 60_000,
+      namespace: db.ns(),
+      codec: compressed("bytes"),
+      onEvent(event) {
+        // Sampled right after the decode, while whatever it allocated is still around.
+        if (event.type === "decode-error") grew = process.memoryUsage().rss - before;
+        log.onEvent(event);
+      },
+    });
+    await cache.get("k", () => new Uint8Array(4096));
+    const payload = bomb(1024);
+    assert.ok(payload.length < 1_100_000, `the bomb is ${payload.length} bytes`);
+    await forge(cache.keys("k").data, payload);
+    const value = await cache.get("k", () => new Uint8Array([7]));
+    assert.is(value.length, 1, `got ${value.length} bytes`);
+    assert.is(value[0], 7);
+    const error = log.seen.find((e) => e.type === "decode-error") as { error: Error } | undefined;
+    assert.is(error?.error.message, `a compressed value inflates past maxInflatedBytes (${MAX_INFLATED_BYTES} bytes)`);
+    // Inflating all of it takes 1 GiB at once; the cap stops at 8 MiB (runtimes' heaps and GC add some noise).
+    assert.ok(grew >= -1e9 && grew < 512 * 1024 * 1024, `RSS grew by ${grew} bytes`);
+    await cache.close();
+  },
+);
+
+Compressed("near({ maxBytes }) counts a compressed value at its inflated size, not its stored one", async () => {
+  const cache = pipeline<string>({
+    redis: db.redis,
+    ttlMs: 60_000,
+    namespace: db.ns(),
+    codec: compressed("string"),
+  }, near({ maxBytes: 10_000 }));
+  // Both deflate to under 200 bytes; one inflates past the tier's bound.
+  await cache.get("small", () => "s".repeat(5_000));
+  await cache.get("large", () => "l".repeat(50_000));
+  assert.ok((await stored(cache.keys("large").data)).payload.length < 200);
+  await cache.get("small", () => "x");
+  await cache.get("large", () => "x");
+  await cache.get("small", () => "x");
+  await cache.get("large", () => "x");
+  // The small one is kept after its first remote read; the large one never is.
+  assert.is(cache.stats().nearHits, 1);
+  assert.is(cache.stats().loads, 2);
+  await cache.close();
 });
 
 Compressed("the returned codec encodes and decodes as the wrapped one outside a pipeline", () => {

@@ -58,12 +58,13 @@ Pipeline("pipeline() rejects bad options with messages naming the setting", asyn
   await rejects(
     r({ redis: db.redis, ttlMs: 10, namespace: "a{b}" }),
     TypeError,
-    `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got "a{b}"`,
+    "Cannot create pipeline: 'namespace' must not contain whitespace, control characters or any of { } * ? [ ] \\ " +
+      `(it prefixes keys as '<namespace>:{' and ACL patterns as '~<namespace>:{*'), got "a{b}" ("{" at index 1)`,
   );
   await rejects(
     r({ redis: db.redis, ttlMs: 10, namespace: "" }),
     TypeError,
-    `Cannot create pipeline: 'namespace' must be a non-empty string without '{' or '}', got ""`,
+    `Cannot create pipeline: 'namespace' must be a non-empty string, got ""`,
   );
   await rejects(
     r({ redis: db.redis, ttlMs: 10, codec: "xml" }),

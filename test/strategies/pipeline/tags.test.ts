@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import type { RedisClient } from "../../../resp/client.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
+import { epochKeyOf, tagKeyPrefix } from "../../../strategies/pipeline/coherence/version_keys.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
@@ -83,15 +84,15 @@ Tags("a tag invalidated while a tagged entry loads leaves that load's value a mi
 // nothing published under the old one is served again.
 for (
   const [what, why, versionKey, tags] of [
-    ["a tag version", "", "tag:t", ["t"]],
-    ["an epoch", " (eviction, FLUSHALL of the key)", "epoch", undefined],
+    ["a tag version", "", (namespace: string) => `${tagKeyPrefix(namespace)}t`, ["t"]],
+    ["an epoch", " (eviction, FLUSHALL of the key)", epochKeyOf, undefined],
   ] as const
 ) {
   Tags(`${what} that vanishes${why} never revives older entries`, async () => {
     const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
     await cache.set("k", "v", tags === undefined ? undefined : { tags });
     const namespace = cache.keys("k").data.split(":")[0]!;
-    await db.redis.send(["DEL", `${namespace}:${versionKey}`]);
+    assert.is(await db.redis.send(["DEL", versionKey(namespace)]), 1);
     assert.is(await cache.peek("k"), undefined);
     await cache.close();
   });
@@ -155,7 +156,7 @@ Tags("an epoch not known when a read starts is read beside the read's GET, not o
     const o = origin((call) => `v${call}`);
     // Tracking on, the server clock measured, the epoch created and known.
     assert.is(await cache.get("warm", o.load), "v1");
-    const epochKey = `${namespace}:epoch`;
+    const epochKey = epochKeyOf(namespace);
     const epoch = String(await db.redis.send(["GET", epochKey]));
     // Another client rewrites the epoch with the same token: entries stay
     // current, but the cache no longer knows the epoch once told.
