@@ -7,15 +7,15 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { RedisClient } from "../../../resp/client.ts";
-import type { Arg, SendOptions, TrackingClient } from "../../../resp/types.ts";
-import { Invalidations, Versions } from "../../../strategies/pipeline/coherence/mod.ts";
-import { epochKeyOf, escapeTag, tagKeyPrefix } from "../../../strategies/pipeline/coherence/version_keys.ts";
-import { VERSION_TTL_MS, VersionLife } from "../../../strategies/pipeline/coherence/version_life.ts";
-import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
-import { useRedis } from "../../support/fixture.ts";
-import { origin } from "../../support/strategies.ts";
-import { until } from "../../support/wait.ts";
+import type { RedisClient } from "../../../../resp/client.ts";
+import type { Arg, SendOptions, TrackingClient } from "../../../../resp/types.ts";
+import { Invalidations, Versions } from "../../../../strategies/pipeline/coherence/mod.ts";
+import { epochKeyOf, escapeTag, tagKeyPrefix } from "../../../../strategies/pipeline/coherence/version_keys.ts";
+import { VERSION_TTL_MS, VersionLife } from "../../../../strategies/pipeline/coherence/version_life.ts";
+import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
+import { useRedis } from "../../../support/fixture.ts";
+import { origin } from "../../../support/strategies.ts";
+import { until } from "../../../support/wait.ts";
 
 const Life = suite("version keys expire");
 const db = useRedis(Life, { prefix: "life", clients: 2 });
