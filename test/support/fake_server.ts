@@ -6,6 +6,7 @@
  * behaviour; it only produces byte streams a real server never would.
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { listenLoopback } from "./listen.ts";
 
 /** What the fake server does with one command. */
 export type FakeAction =
@@ -88,7 +89,7 @@ function parseCommands(buf: Uint8Array): [string[][], Uint8Array] {
  * try { console.log(fake.url); } finally { await fake.close(); }
  * ```
  */
-export function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
+export async function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
   const sockets = new Set<Socket>();
   const commands: string[][] = [];
   let connections = 0;
@@ -126,24 +127,18 @@ export function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
       }
     });
   });
-  return new Promise((resolve, reject) => {
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      resolve({
-        port,
-        url: `redis://127.0.0.1:${port}`,
-        get connections() {
-          return connections;
-        },
-        commands,
-        close: () =>
-          new Promise<void>((done) => {
-            for (const s of sockets) s.destroy();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  const port = await listenLoopback(server);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    commands,
+    close: () =>
+      new Promise<void>((done) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => done());
+      }),
+  };
 }

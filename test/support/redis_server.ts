@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { listenLoopback } from "./listen.ts";
 
 /** A redis-server started by {@linkcode startRedis}. */
 export interface RedisServer {
@@ -107,17 +108,11 @@ export function serverSupportsTls(): boolean {
 const worker = Number(process.env.HERDLESS_TEST_WORKER ?? 0);
 const workers = Number(process.env.HERDLESS_TEST_WORKERS ?? 1);
 
-function listenAnywhere(): Promise<{ port: number; close(): Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      resolve({ port, close: () => new Promise((done) => server.close(() => done())) });
-    });
-  });
+async function listenAnywhere(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer();
+  server.unref();
+  const port = await listenLoopback(server);
+  return { port, close: () => new Promise((done) => server.close(() => done())) };
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (of this worker's share, in a parallel run). */
