@@ -6,21 +6,17 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type ClusterClient, connectCluster, keySlot } from "../../resp/cluster/client.ts";
+import { connectCluster, keySlot } from "../../resp/cluster/client.ts";
 import { near } from "../../strategies/near.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { RedisCluster } from "../support/redis_cluster.ts";
-import { twoProcessCluster } from "../support/fixture.ts";
+import { type ClusterContext, twoProcessCluster, type TwoProcesses } from "../support/fixture.ts";
+import { untilNearHit } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 
-interface Ctx {
-  cluster: RedisCluster;
-  /** The reader's cluster client: RESP3, so its node connections can track. */
-  a: ClusterClient;
-  /** Another process' cluster client, writing. */
-  b: ClusterClient;
-}
+/** The shared cluster and two clients, as two processes would have (see {@linkcode TwoProcesses}). */
+type Ctx = ClusterContext<TwoProcesses>;
 
 const test = suite<Ctx>("near() on a cluster");
 const shared = twoProcessCluster("cn");
@@ -38,8 +34,7 @@ function caches(ctx: Ctx): { reader: Cache<string>; writer: Cache<string> } {
 /** Load `id` through the reader and read it until the near tier serves it. */
 async function held(reader: Cache<string>, id: string, value: string): Promise<void> {
   assert.is(await reader.get(id, () => value), value);
-  const before = reader.stats().nearHits;
-  await until(async () => (await reader.get(id, () => "never")) === value && reader.stats().nearHits > before);
+  await untilNearHit(reader, id, value);
 }
 
 /** Move `slot` to another primary the way a resharding tool does: IMPORTING, MIGRATING, MIGRATE, SETSLOT NODE. */
