@@ -6,23 +6,17 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { ClusterClient } from "../../resp/cluster/client.ts";
 import { lease } from "../../strategies/lease.ts";
 import { near } from "../../strategies/near.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { Strategy } from "../../strategies/contract.ts";
-import type { RedisCluster } from "../support/redis_cluster.ts";
-import { twoProcessCluster } from "../support/fixture.ts";
+import { type ClusterContext, twoProcessCluster, type TwoProcesses } from "../support/fixture.ts";
 import { spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
-interface Ctx {
-  cluster: RedisCluster;
-  /** Two clients, as two processes would have: one RESP3 (tracking), one RESP2 (no tracking). */
-  a: ClusterClient;
-  b: ClusterClient;
-}
+/** The shared cluster and two clients, as two processes would have (see {@linkcode TwoProcesses}). */
+type Ctx = ClusterContext<TwoProcesses>;
 
 const test = suite<Ctx>("the cache API on a cluster");
 const shared = twoProcessCluster("ca");

@@ -193,7 +193,9 @@ export function sharedCluster<T extends object>(options: SharedClusterOptions<T>
 
 /** Two cluster clients standing for two processes: `a` on RESP3 (tracking, push), `b` on RESP2 (polling). */
 export interface TwoProcesses {
+  /** One process' cluster client: RESP3, so its node connections track (near(), push wake-ups). */
   a: ClusterClient;
+  /** Another process' client: RESP2 (no tracking: polling, invalidation messages), seeded from the replicas. */
   b: ClusterClient;
 }
 
