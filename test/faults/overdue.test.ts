@@ -79,9 +79,24 @@ async function timedOutBehindHeld({ fake, redis }: { fake: FakeServer; redis: Re
   return { big, behind };
 }
 
+/**
+ * The first overdue check leaves the connection alone, and the timed-out
+ * reply, coming late but whole, is read and discarded: replies stay in
+ * order and the connection is never reset.
+ */
+async function lateReplyReadWithoutReset(
+  { fake, redis, checks, socket }: Awaited<ReturnType<typeof heldGets>>,
+): Promise<void> {
+  await until(() => checks.length >= 1, 10_000);
+  assert.equal(checks, ["watching"], "the first check left the connection alone");
+  socket().write("$4\r\nlate\r\n");
+  assert.is(await redis.send(["PING"]), "PONG");
+  assert.is(fake.connections, 1, "the connection was never reset");
+}
+
 test("a slow reply ahead of a timed-out command is not its growth: no reset, its late reply is read", async () => {
   const held = await heldGets();
-  const { fake, redis, checks, socket } = held;
+  const { socket } = held;
   try {
     const { big, behind } = await timedOutBehindHeld(held);
     const payload = "v".repeat(300_000);
@@ -92,12 +107,7 @@ test("a slow reply ahead of a timed-out command is not its growth: no reset, its
     // so "behind" is at the head when the check runs, its reply not begun.
     socket().write(`${payload.slice(1000)}\r\n`);
     assert.is(await big, payload);
-    await until(() => checks.length >= 1, 10_000);
-    assert.equal(checks, ["watching"], "the first check left the connection alone");
-    // Its reply comes late but whole: read and discarded, replies stay in order.
-    socket().write("$4\r\nlate\r\n");
-    assert.is(await redis.send(["PING"]), "PONG");
-    assert.is(fake.connections, 1, "the connection was never reset");
+    await lateReplyReadWithoutReset(held);
   } finally {
     await held.close();
   }
@@ -129,18 +139,14 @@ test("behind a slow reply, a timed-out reply that then begins and never ends is 
 
 test("RESP3 pushes (tracking invalidations) while a timed-out reply has not begun are not its growth", async () => {
   const held = await heldGets(3);
-  const { fake, redis, checks, socket } = held;
+  const { fake, redis, socket } = held;
   try {
     const get = redis.send(["GET", "slow"], { timeoutMs: 50 });
     await until(() => fake.commands.some((c) => c[0] === "GET"));
     await rejects(() => get, TimeoutError, "Command GET timed out: 'timeoutMs' of 50 ms ran out");
     // Whole push frames arrive during the grace period; the GET's reply has not begun.
     socket().write(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n".repeat(3));
-    await until(() => checks.length >= 1, 10_000);
-    assert.equal(checks, ["watching"], "the first check left the connection alone");
-    socket().write("$4\r\nlate\r\n");
-    assert.is(await redis.send(["PING"]), "PONG");
-    assert.is(fake.connections, 1, "the connection was never reset");
+    await lateReplyReadWithoutReset(held);
   } finally {
     await held.close();
   }
