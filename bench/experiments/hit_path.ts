@@ -10,9 +10,10 @@
  *   near       a near hit: near() in front of the same pipeline
  *
  * each sequential (`1`) or with 100 in flight (`100`), over the bench's 1,000
- * keys of ~120-byte JSON values. Per-hit cost is the difference of two runs
+ * keys of 120-byte JSON values. Per-hit cost is the difference of two runs
  * (N2 - N1 hits) divided by N2 - N1, so start-up and the JIT's first
- * compilations cancel out. Bundle once, then run against any redis-server:
+ * compilations cancel out (`bench/experiments/callgrind.sh hit_path` does
+ * this). Bundle once, then run against any redis-server:
  *
  *   bench/node_modules/.bin/esbuild --bundle --platform=node --format=esm \
  *     bench/experiments/hit_path.ts --outfile=bench/.out/hit_path.mjs
@@ -25,8 +26,9 @@
  * @module
  */
 import process from "node:process";
-import { connect } from "../../resp/mod.ts";
-import { coalesce, jitter, lease, limit, near, pipeline, swr, xfetch } from "../../mod.ts";
+import { connect, near, pipeline } from "../../mod.ts";
+import { FULL, strategiesOf } from "../layers.ts";
+import { hitData, KEYS, runHits, storeRaw } from "./hits.ts";
 
 const [
   url = "redis://127.0.0.1:6379",
@@ -37,7 +39,6 @@ const [
   .slice(2);
 const inFlight = Number(inFlightText);
 const count = Number(countText);
-const KEYS = 1_000;
 if (
   !["raw", "rawt", "full", "near"].includes(variant) || !(inFlight >= 1) ||
   !(count >= 0)
@@ -47,52 +48,18 @@ if (
   );
 }
 
-function value(i: number) {
-  const n = String(i).padStart(6, "0");
-  return {
-    id: i,
-    sku: `SKU-${n}`,
-    name: `item ${n}`,
-    price: 1000 + (i % 9000),
-    stock: i % 97,
-    tags: ["bench", "hot"],
-    pad: "x".repeat(24),
-  };
-}
-
 // Generous timeouts: under valgrind a reply can take longer than the default second.
 const redis = await connect({ url, resp: 3, commandTimeoutMs: 60_000 });
-const ids = Array.from({ length: KEYS }, (_, i) => `item:${i}`);
-const values = ids.map((_, i) => value(i));
-let loads = 0;
-const loaders = values.map((v) => () => {
-  loads++;
-  return v;
-});
+const data = hitData();
+const { ids, loaders } = data;
 let get: (i: number) => Promise<unknown>;
 let close = () => Promise.resolve();
 if (variant === "raw" || variant === "rawt") {
-  const keys = ids.map((id) => `hitpath:raw:${id}`);
+  const keys = await storeRaw(redis, "hitpath:raw:", data);
   const options = variant === "raw" ? undefined : { timeoutMs: 1000 };
-  for (let i = 0; i < KEYS; i++) {
-    await redis.send([
-      "SET",
-      keys[i]!,
-      JSON.stringify(values[i]),
-      "PX",
-      600_000,
-    ]);
-  }
   get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!], options)) as string);
 } else {
-  const layers = [
-    swr({ staleMs: 60_000 }),
-    xfetch(),
-    coalesce(),
-    lease(),
-    jitter({ spreadMs: 1_000 }),
-    limit({ concurrency: 64 }),
-  ];
+  const layers = strategiesOf(FULL);
   const cache = pipeline(
     {
       redis,
@@ -114,22 +81,12 @@ if (variant === "raw" || variant === "rawt") {
   }
 }
 
-const filled = loads;
+const filled = data.loads();
 const started = performance.now();
-let next = 0;
-async function lane() {
-  while (next < count) {
-    const i = next++;
-    const got = (await get(i)) as { id: number };
-    if (got.id !== i % KEYS) {
-      throw new Error(`hit ${i} returned ${JSON.stringify(got)}`);
-    }
-  }
-}
-await Promise.all(Array.from({ length: inFlight }, lane));
+await runHits(get, count, inFlight);
 const ms = performance.now() - started;
-if (loads !== filled) {
-  throw new Error(`${loads - filled} loads while measuring hits`);
+if (data.loads() !== filled) {
+  throw new Error(`${data.loads() - filled} loads while measuring hits`);
 }
 await close();
 await redis.close();

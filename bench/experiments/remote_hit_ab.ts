@@ -15,8 +15,9 @@
  */
 import net from "node:net";
 import process from "node:process";
-import { connect } from "../../resp/mod.ts";
-import { coalesce, jitter, lease, limit, pipeline, swr, xfetch } from "../../mod.ts";
+import { connect, pipeline } from "../../mod.ts";
+import { CL, FULL, strategiesOf } from "../layers.ts";
+import { hitData, KEYS, runHits, storeRaw } from "./hits.ts";
 
 const [
   url = "redis://127.0.0.1:6379",
@@ -27,7 +28,6 @@ const [
   .slice(2);
 const inFlight = Number(inFlightText);
 const count = Number(countText);
-const KEYS = 1_000;
 
 let writes = 0;
 const write = net.Socket.prototype.write;
@@ -36,50 +36,16 @@ net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
   return (write as (...a: unknown[]) => boolean).apply(this, args);
 } as typeof write;
 
-function value(i: number) {
-  const n = String(i).padStart(6, "0");
-  return {
-    id: i,
-    sku: `SKU-${n}`,
-    name: `item ${n}`,
-    price: 1000 + (i % 9000),
-    stock: i % 97,
-    tags: ["bench", "hot"],
-    pad: "x".repeat(24),
-  };
-}
-
 const redis = await connect({ url, resp: 3, commandTimeoutMs: 60_000 });
-const ids = Array.from({ length: KEYS }, (_, i) => `item:${i}`);
-const values = ids.map((_, i) => value(i));
-let loads = 0;
-const loaders = values.map((v) => () => {
-  loads++;
-  return v;
-});
+const data = hitData();
+const { ids, loaders } = data;
 let get: (i: number) => Promise<unknown>;
 let close = () => Promise.resolve();
 if (variant === "raw") {
-  const keys = ids.map((id) => `remoteab:raw:${process.pid}:${id}`);
-  for (let i = 0; i < KEYS; i++) {
-    await redis.send([
-      "SET",
-      keys[i]!,
-      JSON.stringify(values[i]),
-      "PX",
-      600_000,
-    ]);
-  }
+  const keys = await storeRaw(redis, `remoteab:raw:${process.pid}:`, data);
   get = async (i) => JSON.parse((await redis.send(["GET", keys[i % KEYS]!])) as string);
 } else {
-  const layers = variant === "cl" ? [coalesce(), lease()] : [
-    swr({ staleMs: 60_000 }),
-    xfetch(),
-    coalesce(),
-    lease(),
-    jitter({ spreadMs: 1_000 }),
-    limit({ concurrency: 64 }),
-  ];
+  const layers = strategiesOf(variant === "cl" ? CL : FULL);
   const cache = pipeline({
     redis,
     ttlMs: 600_000,
@@ -99,29 +65,16 @@ if (variant === "raw") {
   for (let i = 0; i < KEYS; i++) await get(i);
 }
 
-async function run(n: number) {
-  let next = 0;
-  async function lane() {
-    while (next < n) {
-      const i = next++;
-      const got = (await get(i)) as { id: number };
-      if (got.id !== i % KEYS) {
-        throw new Error(`hit ${i} returned ${JSON.stringify(got)}`);
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(inFlight, n) }, lane));
-}
-await run(count / 4); // warm-up: the JIT's first compilations
-const filled = loads;
+await runHits(get, count / 4, inFlight); // warm-up: the JIT's first compilations
+const filled = data.loads();
 const w0 = writes;
 const cpu = process.cpuUsage();
 const t0 = performance.now();
-await run(count);
+await runHits(get, count, inFlight);
 const ms = performance.now() - t0;
 const used = process.cpuUsage(cpu);
-if (loads !== filled) {
-  throw new Error(`${loads - filled} loads while measuring hits`);
+if (data.loads() !== filled) {
+  throw new Error(`${data.loads() - filled} loads while measuring hits`);
 }
 const w = writes - w0;
 await close();
