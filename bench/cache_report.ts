@@ -8,7 +8,8 @@
 import { CACHE_LABELS, type CacheName, CACHES, NEAR_CACHES } from "./caches.ts";
 import { COHERENCE_LABELS, type CoherenceResult, quantile } from "./coherence.ts";
 import { MEMORY_LABELS, type MemoryResult } from "./memory.ts";
-import { median, type Series, spread, type TargetResult } from "./report.ts";
+import { fmtMiB, fmtRatio, table, unavailableRow } from "./markdown.ts";
+import { best, median, ratio, type Series, spread, type TargetResult } from "./report.ts";
 import type { CacheScenario } from "./scenarios.ts";
 
 /** Everything the cache section shows. */
@@ -41,21 +42,12 @@ function ops(
   return s === undefined || s.opsPerSec.length === 0 ? undefined : pick(s.opsPerSec);
 }
 
-const best = (xs: readonly number[]) => Math.max(...xs);
-const ratio = (a: number | undefined, b: number | undefined) =>
-  a === undefined || b === undefined || b === 0 ? undefined : a / b;
 const fmtOps = (n: number | undefined) =>
   n === undefined || !Number.isFinite(n)
     ? "-"
     : n >= 10_000
     ? `${Math.round(n / 1000).toLocaleString("en-US")}k/s`
     : `${(n / 1000).toFixed(1)}k/s`;
-const fmtRatio = (
-  r: number | undefined,
-) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
-const fmtMiB = (
-  b: number | undefined,
-) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const fmtUs = (us: number | undefined) =>
   us === undefined ? "-" : us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`;
 /** A reason cut to a table cell: the first 90 characters, at a word boundary. */
@@ -66,15 +58,6 @@ export function short(reason: string): string {
 const verdict = (
   t: TargetResult,
 ) => (t.met === undefined ? (t.note ?? "n/a") : t.met ? "MET" : "NOT MET");
-
-function table(head: string[], rows: string[][]): string {
-  const lines = [
-    `| ${head.join(" | ")} |`,
-    `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,
-  ];
-  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
-  return lines.join("\n");
-}
 
 /** The cache-level targets this run has figures for (or says why not). */
 export function cacheTargets(c: CacheSection): TargetResult[] {
@@ -214,14 +197,7 @@ export function cacheMarkdown(c: CacheSection): string {
     };
     const rows = CACHES.map((cache) => {
       if (NEAR_CACHES.includes(cache) && c.nearWhy !== undefined) {
-        return [
-          CACHE_LABELS[cache],
-          `not available: ${short(c.nearWhy)}`,
-          "-",
-          "-",
-          "-",
-          "-",
-        ];
+        return unavailableRow(CACHE_LABELS[cache], short(c.nearWhy), 4);
       }
       const r = (scenario: CacheScenario) =>
         fmtRatio(
@@ -277,17 +253,7 @@ export function cacheMarkdown(c: CacheSection): string {
     if (c.coherenceMethod !== undefined) out.push(c.coherenceMethod, "");
     const rows = (c.coherence ?? []).map((r) => {
       if (r.error !== undefined) {
-        return [
-          COHERENCE_LABELS[r.variant],
-          `not available: ${short(r.error)}`,
-          "-",
-          "-",
-          "-",
-          "-",
-          "-",
-          "-",
-          "-",
-        ];
+        return unavailableRow(COHERENCE_LABELS[r.variant], short(r.error), 7);
       }
       const q = (xs: number[], p: number) => fmtUs(quantile(xs, p));
       return [
@@ -305,17 +271,7 @@ export function cacheMarkdown(c: CacheSection): string {
       ];
     });
     if (c.coherenceWhy !== undefined && rows.length === 0) {
-      rows.push([
-        "herdless",
-        `not available: ${c.coherenceWhy}`,
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-        "-",
-      ]);
+      rows.push(unavailableRow("herdless", c.coherenceWhy, 7));
     }
     out.push(
       table(

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { fmtMiB, fmtRatio, table } from "./markdown.ts";
 import { DESCRIPTIONS, type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { WorkerResult } from "./worker.ts";
 
@@ -72,7 +73,8 @@ function opsOf(
   return pick(s.opsPerSec);
 }
 
-const best = (values: readonly number[]) => Math.max(...values);
+/** The best of several repetitions: the highest ops/s. */
+export const best = (values: readonly number[]) => Math.max(...values);
 
 /** The largest median peak RSS of a client over the client scenarios it ran. */
 export function peakRss(
@@ -95,7 +97,8 @@ export function peakRss(
   return max;
 }
 
-function ratio(
+/** `a / b`, or undefined when a side is missing or `b` is 0. */
+export function ratio(
   a: number | undefined,
   b: number | undefined,
 ): number | undefined {
@@ -200,12 +203,6 @@ const fmtOps = (n: number | undefined) =>
     : n >= 10_000
     ? `${Math.round(n / 1000).toLocaleString("en-US")}k`
     : `${(n / 1000).toFixed(1)}k`;
-const fmtRatio = (
-  r: number | undefined,
-) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
-const fmtMiB = (
-  b: number | undefined,
-) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const verdict = (
   t: TargetResult | undefined,
 ) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
@@ -221,15 +218,6 @@ function cell(
   if (s.opsPerSec.length === 0) return s.errors.length > 0 ? "error" : "-";
   const sp = spread(s.opsPerSec);
   return `${fmtOps(median(s.opsPerSec))}${sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""}`;
-}
-
-function table(head: string[], rows: string[][]): string {
-  const lines = [
-    `| ${head.join(" | ")} |`,
-    `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,
-  ];
-  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
-  return lines.join("\n");
 }
 
 /** The whole report as Markdown. */
