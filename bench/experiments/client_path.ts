@@ -11,7 +11,7 @@
  *
  * Per-operation cost is the difference of two runs (N2 - N1 operations)
  * divided by N2 - N1, so start-up and the JIT's first compilations cancel
- * (bench/experiments/client_path_cg.sh does this). Bundle once, then run
+ * (`bench/experiments/callgrind.sh client_path` does this). Bundle once, then run
  * against any redis-server:
  *
  *   node_modules/.bin/esbuild --bundle --platform=node --format=esm \
