@@ -156,6 +156,8 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     now,
     emit,
     onUp: () => local?.trust(),
+    // Every read needs the epoch from its server unless it is tracked and known.
+    sharedKey: () => invalidations.active && versions.epochKnown ? undefined : versions.epochKey,
   });
   for (const s of strategies.strategies) s.checkTtl?.(settings.ttlMs);
   claim(strategies.strategies);

@@ -20,6 +20,7 @@
 import { timeoutOptions } from "../../../resp/shared/mod.ts";
 import type { RedisLike, Reply, SendOptions } from "../../../resp/types.ts";
 import type { InvalidationConsumer, Invalidations } from "./invalidations.ts";
+import { blame } from "../read/outage.ts";
 import { epochKeyOf, escapeTag, tagKeyPrefix } from "./version_keys.ts";
 import { type KnownVersion, VersionLife } from "./version_life.ts";
 
@@ -98,6 +99,11 @@ export class Versions implements InvalidationConsumer {
   epoch(): Promise<string> {
     const known = this.#used(this.#known.get(this.epochKey));
     return known === undefined ? this.#read(this.epochKey) : Promise.resolve(known);
+  }
+
+  /** Whether the epoch is known (tracked) now: a read needs nothing of its key's server. */
+  get epochKnown(): boolean {
+    return this.#known.has(this.epochKey);
   }
 
   /** An untracked read took the epoch's token straight from Redis (nothing is kept): a use of its key. */
@@ -266,7 +272,10 @@ export class Versions implements InvalidationConsumer {
   #read(key: string, tag?: string): Promise<string> {
     let reading = this.#reading.get(key);
     if (reading === undefined) {
-      reading = this.#current(key, tag).finally(() => this.#reading.delete(key));
+      // A failure names the key read: its server is the one down (onRedisDown "local" on a cluster).
+      reading = this.#current(key, tag).catch((error) => {
+        throw blame(error, key);
+      }).finally(() => this.#reading.delete(key));
       this.#reading.set(key, reading);
     }
     return reading;

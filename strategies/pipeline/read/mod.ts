@@ -18,5 +18,5 @@ export {
 export { KeyMemo } from "./key_memo.ts";
 export { checkNamespace, keysFor } from "./keys.ts";
 export { accepts, BYTES_PER_MS, Reader, type ReaderParts, type SharedKeys } from "./reader.ts";
-export { isOutage, Outage, type OutageParts, type RedisAccess } from "./outage.ts";
+export { blame, isOutage, Outage, type OutageParts, type RedisAccess } from "./outage.ts";
 export { Unstored } from "./unstored.ts";

@@ -7,7 +7,9 @@
  * from this process (`calls/get.ts`), and one get per `probeMs` reads Redis
  * to find out whether it is back (the only way through an adapter, or on a
  * server that is connected but silent). On a cluster the state is kept per
- * node: a node down affects only the keys of its slots.
+ * node: a node down affects only the keys of its slots, and the keys of
+ * every slot while a read needs the epoch from it (not tracked, or not
+ * known): no entry can be checked against `clear()` meanwhile.
  *
  * @module
  */
@@ -25,6 +27,18 @@ export interface OutageParts {
   emit(event: CacheEvent): void;
   /** Told when every server is up again (entries kept through the outage are then dropped). */
   onUp?(): void;
+  /** The key every read also needs from Redis now (the epoch's, when it is not tracked), if any. */
+  sharedKey?(): string | undefined;
+}
+
+// The key whose command failed, for a read that sent to more than one key's
+// server (the data key's and the epoch's): its server is the one down.
+const blamed = new WeakMap<object, string>();
+
+/** Record that `error` came from a command on `key` (not the key of the get it failed); returns `error`. */
+export function blame(error: unknown, key: string): unknown {
+  if (typeof error === "object" && error !== null && !blamed.has(error)) blamed.set(error, key);
+  return error;
 }
 
 interface Down {
@@ -83,7 +97,7 @@ export class Outage {
       if (this.#connected === undefined || this.#connected()) return "read";
       this.#mark(key, undefined);
     }
-    const down = this.#down.get(this.#node(key));
+    const down = this.#downFor(key);
     if (down === undefined) return "read";
     if (down.probing || this.#p.now() < down.probeAt) return "skip";
     down.probing = true;
@@ -97,13 +111,13 @@ export class Outage {
    */
   failed(key: string, error: unknown): boolean {
     if (!isOutage(error)) return false;
-    this.#mark(key, error);
+    this.#mark((typeof error === "object" && error !== null ? blamed.get(error) : undefined) ?? key, error);
     return true;
   }
 
   /** What said the server of `key` is down (for the `degraded` events of the gets served meanwhile). */
   reason(key: string): unknown {
-    return this.#down.get(this.#node(key))?.error ?? new Error("Redis cannot be reached");
+    return this.#downFor(key)?.error ?? new Error("Redis cannot be reached");
   }
 
   /** A read of `key` succeeded: its server is up. */
@@ -111,6 +125,19 @@ export class Outage {
     if (this.#down.size === 0) return;
     const node = this.#node(key);
     if (this.#down.has(node)) this.#up(node);
+    // The read needed the shared key too, and it answered.
+    const shared = this.#p.sharedKey?.();
+    const sharedNode = shared === undefined ? undefined : this.#node(shared);
+    if (sharedNode !== undefined && this.#down.has(sharedNode)) this.#up(sharedNode);
+  }
+
+  // The state that decides for `key`: its server's, else that of the server
+  // of the key every read needs too.
+  #downFor(key: string): Down | undefined {
+    const own = this.#down.get(this.#node(key));
+    if (own !== undefined) return own;
+    const shared = this.#p.sharedKey?.();
+    return shared === undefined ? undefined : this.#down.get(this.#node(shared));
   }
 
   #mark(key: string, error: unknown): void {

@@ -17,6 +17,7 @@ import type { CacheEvent } from "../../events.ts";
 import type { Keys } from "../../types.ts";
 import type { Invalidations, Marker, NearTier, Versions } from "../coherence/mod.ts";
 import type { ServerClock } from "./clock.ts";
+import { blame } from "./outage.ts";
 import { decodeStored, type EnvelopeCodec } from "./envelope.ts";
 import type { Unstored } from "./unstored.ts";
 
@@ -234,7 +235,13 @@ export class Reader {
     // Without tracking the epoch is not known between reads: it rides along.
     // With it, an epoch not known now (just started, just invalidated) is
     // read beside the GET rather than after it.
-    const epoch = p.invalidations.active ? undefined : p.redis.send(["GET", p.versions.epochKey], options);
+    // A failure of the epoch's GET names its key: on a cluster its server is
+    // the one down, not the data key's (onRedisDown "local").
+    const epoch = p.invalidations.active
+      ? undefined
+      : p.redis.send(["GET", p.versions.epochKey], options).catch((error) => {
+        throw blame(error, p.versions.epochKey);
+      });
     if (epoch === undefined) p.versions.prefetchEpoch();
     else p.versions.epochRead();
     let x: Reply | undefined;

@@ -9,7 +9,9 @@
  * same windows as a stored entry (so it goes stale and is refreshed like
  * one). A newer entry, a later load of its key stored by this process, an
  * invalidation of its key, tags or epoch by this process, or its own
- * deadline retires it. One whose epoch or tags are no
+ * deadline retires it. A change of its key heard from another writer does
+ * not (it may be an older load publishing late), but the value then no
+ * longer stands in for a missing entry. One whose epoch or tags are no
  * longer current is not served, and neither is the older entry found: the
  * read is a miss, and the load that follows decides.
  *
@@ -51,6 +53,13 @@ interface Kept {
   readonly until: number;
   /** The cache's count of resets when it was kept: a reset since, and its key may have changed unheard. */
   readonly generation: number;
+  /**
+   * Another writer changed its key since (heard). The kept value is not
+   * dropped for that: the change may be an older load publishing late,
+   * which a read must still find older. It no longer stands in for a
+   * missing entry, though: a key emptied since was emptied on purpose.
+   */
+  changed: boolean;
 }
 
 /** The unstored values of one cache, by data key. */
@@ -80,7 +89,7 @@ export class Unstored implements InvalidationConsumer {
     this.#kept.delete(key);
     // Bounded: the oldest goes first.
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value!);
-    this.#kept.set(key, { entry, until, began, generation: this.#generation });
+    this.#kept.set(key, { entry, until, began, generation: this.#generation, changed: false });
   }
 
   /**
@@ -125,13 +134,19 @@ export class Unstored implements InvalidationConsumer {
       this.#kept.delete(key);
       return undefined;
     }
-    return heard && kept.generation !== this.#generation ? undefined : kept.entry;
+    return heard && (kept.changed || kept.generation !== this.#generation) ? undefined : kept.entry;
   }
 
-  /** Another writer changed these keys: what is kept for them is older. */
+  /**
+   * Another writer changed these keys: what is kept for them no longer
+   * stands in for a missing entry (an entry found is still compared with it).
+   */
   invalidate(keys: readonly string[]): void {
     if (this.#kept.size === 0) return;
-    for (const key of keys) this.#kept.delete(key);
+    for (const key of keys) {
+      const kept = this.#kept.get(key);
+      if (kept !== undefined) kept.changed = true;
+    }
   }
 
   /** Anything may have changed unheard: kept values no longer stand in for a missing entry. */

@@ -239,10 +239,20 @@ Down(
         } finally {
           assert.is(await redis.send(["CONFIG", "SET", "maxmemory", "0"]), "OK");
         }
-        // Writes accepted again: another process' newer value is what this one serves from then on.
-        const other = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: `oom-${mode}` });
-        await other.close();
-        await cache.close();
+        // Writes accepted again: another process' newer value (begun clearly after the load here: past the
+        // 20 ms within which two processes' loads count as simultaneous) is what this one serves from then on.
+        const otherRedis = await connect({ url: server.url, resp: 3 });
+        const other = pipeline<string>({ redis: otherRedis, ttlMs: 60_000, namespace: `oom-${mode}` });
+        try {
+          const loaded = await serverMs(redis);
+          await until(async () => (await serverMs(redis)) > loaded + 100);
+          await other.set("k", "newer");
+          assert.is(await cache.get("k", () => "not called"), "newer");
+        } finally {
+          await other.close();
+          otherRedis.destroy();
+          await cache.close();
+        }
       }
     } finally {
       redis.destroy();
@@ -250,5 +260,11 @@ Down(
     }
   },
 );
+
+/** The server's clock, in ms. */
+async function serverMs(redis: RedisClient): Promise<number> {
+  const [seconds, micros] = await redis.send(["TIME"]) as [string, string];
+  return Number(seconds) * 1000 + Number(micros) / 1000;
+}
 
 Down.run();

@@ -86,4 +86,21 @@ test("a later load stored by this process retires the kept value; an older one t
   assert.is(u.size, 0);
 });
 
+test("a change heard from another writer: the kept value no longer stands in for a missing entry, but still outranks an older one found", () => {
+  const u = new Unstored();
+  u.keep("k", entry("kept", 1000, 10), 60_000, 0, 1000);
+  assert.is(u.kept("k", 1, true)?.value, "kept", "stands in for a missing entry while every change was heard");
+  // Another process' write of the key: its invalidate() (the key emptied on purpose), or an older load publishing late.
+  u.invalidate(["k"]);
+  assert.is(u.kept("k", 2, true), undefined, "an emptied key stays empty");
+  assert.is(u.over("k", entry("older", 990, 30), 3, current)?.value, "kept", "the late older publication");
+  // With Redis unreachable nothing is heard anyway: what this process holds is served.
+  assert.is(u.kept("k", 4, false)?.value, "kept");
+  // A reset (a reconnect: changes may have gone unheard) has the same effect on a value kept before it.
+  u.keep("j", entry("kept j", 1000, 10), 60_000, 5, 1000);
+  u.reset();
+  assert.is(u.kept("j", 6, true), undefined);
+  assert.is(u.kept("j", 7, false)?.value, "kept j");
+});
+
 test.run();
