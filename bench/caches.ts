@@ -13,8 +13,10 @@
  * @module
  */
 import process from "node:process";
-import * as cacheModule from "herdless:cache";
+import { pipeline, type PipelineOptions } from "../mod.ts";
 import { connect, type RedisClient } from "../resp/mod.ts";
+import { cacheValue } from "./item.ts";
+import { CL, describeLayers, FULL, type Layer, NEAR, strategiesOf } from "./layers.ts";
 
 /** The caches of the cache-level table, in the order they run and print. */
 export const CACHES = [
@@ -68,42 +70,8 @@ export const README_CALL = 'get(["item", i], ({ signal }) => load(i, signal), { 
 
 /** Distinct keys read. */
 export const CACHE_KEYS = 1_000;
-/** Encoded size of every value, in bytes. */
-export const CACHE_VALUE_BYTES = 120;
 /** Entries live this long: nothing expires during a run. */
 export const CACHE_TTL_MS = 600_000;
-
-export interface Item {
-  id: number;
-  sku: string;
-  name: string;
-  price: number;
-  stock: number;
-  tags: string[];
-  pad: string;
-}
-
-/** Value `i`: a small JSON object whose encoding is exactly {@linkcode CACHE_VALUE_BYTES} bytes. */
-export function cacheValue(i: number, bytes = CACHE_VALUE_BYTES): Item {
-  const n = String(i).padStart(6, "0");
-  const v: Item = {
-    id: i,
-    sku: `SKU-${n}`,
-    name: `item ${n}`,
-    price: 1000 + (i % 9000),
-    stock: i % 97,
-    tags: ["bench", "hot"],
-    pad: "",
-  };
-  const missing = bytes - JSON.stringify(v).length;
-  if (missing < 0) {
-    throw new RangeError(
-      `a value cannot be smaller than ${bytes - missing} bytes`,
-    );
-  }
-  v.pad = "x".repeat(missing);
-  return v;
-}
 
 /** One cache under test: `get(i)` hits key `i % CACHE_KEYS`. */
 export interface BenchCache {
@@ -115,7 +83,6 @@ export interface BenchCache {
   close(): Promise<void>;
 }
 
-type Factory = (options?: Record<string, unknown>) => unknown;
 interface HerdlessCache {
   get(
     identity: string | readonly (string | number)[],
@@ -131,52 +98,6 @@ interface HerdlessCache {
   stats(): Record<string, number>;
   close(): Promise<void>;
 }
-interface HerdlessModule {
-  unavailable?: string;
-  pipeline?: (
-    options: Record<string, unknown>,
-    ...strategies: unknown[]
-  ) => HerdlessCache;
-  [factory: string]: unknown;
-}
-
-const mod = cacheModule as unknown as HerdlessModule;
-
-/** The full pipeline's layers, outermost first (the order the README shows). */
-export const FULL: readonly [string, Record<string, unknown> | undefined][] = [
-  ["swr", { staleMs: 60_000 }],
-  ["xfetch", undefined],
-  ["coalesce", undefined],
-  ["lease", undefined],
-  ["jitter", { spreadMs: 1_000 }],
-  ["limit", { concurrency: 64 }],
-];
-export const CL: typeof FULL = [["coalesce", undefined], ["lease", undefined]];
-export const NEAR: [string, Record<string, unknown>] = ["near", {
-  maxEntries: 10_000,
-}];
-
-/** `name(options)` for each layer, as printed. */
-export function describeLayers(
-  layers: readonly [string, Record<string, unknown> | undefined][],
-): string {
-  return layers.map(([n, o]) =>
-    `${n}(${o === undefined ? "" : JSON.stringify(o).replace(/"(\w+)":/g, "$1: ").replace(/,/g, ", ")})`
-  ).join(", ");
-}
-
-/** The herdless strategies of `layers`, or why one of them is missing. */
-function strategies(
-  layers: readonly [string, Record<string, unknown> | undefined][],
-): unknown[] {
-  return layers.map(([name, options]) => {
-    const factory = mod[name];
-    if (typeof factory !== "function") {
-      throw new Error(`not available: the cache module exports no ${name}()`);
-    }
-    return options === undefined ? (factory as Factory)() : (factory as Factory)(options);
-  });
-}
 
 /**
  * Build a herdless pipeline over `redis`, turning a refusal at build time
@@ -185,20 +106,15 @@ function strategies(
 export function herdlessPipeline(
   redis: RedisClient,
   namespace: string,
-  layers: readonly [string, Record<string, unknown> | undefined][],
-  extra: Record<string, unknown> = {},
+  layers: readonly Layer[],
+  extra: Partial<PipelineOptions<unknown>> = {},
 ): HerdlessCache {
-  if (typeof mod.pipeline !== "function") {
-    throw new Error(
-      `not available: ${mod.unavailable ?? "the cache module exports no pipeline()"}`,
-    );
-  }
-  const s = strategies(layers);
+  const s = strategiesOf(layers);
   try {
-    return mod.pipeline(
+    return pipeline(
       { redis, ttlMs: CACHE_TTL_MS, namespace, ...extra },
       ...s,
-    );
+    ) as unknown as HerdlessCache;
   } catch (error) {
     throw new Error(
       `not available: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,

@@ -4,9 +4,14 @@
  * Date, a Map, NaN...), on a small record, a list of 100 records and a list
  * of 10,000. No Redis. Alternating rounds, median of each.
  *
+ * A micro-benchmark of one internal piece: it imports the codec itself
+ * (`strategies/codec/codec.ts`), which no entry of the package exports.
+ *
  *   node --import tsx bench/codec.ts
  */
 import { resolveCodec } from "../strategies/codec/codec.ts";
+import { median } from "./report.ts";
+import { nsPerOp } from "./timing.ts";
 
 const json = resolveCodec("json");
 const record = (i: number) => ({
@@ -25,19 +30,6 @@ const values: [string, unknown][] = [
   ["10,000 records", Array.from({ length: 10_000 }, (_, i) => record(i))],
 ];
 
-function nsPerOp(fn: () => unknown, ms: number): number {
-  let n = 0;
-  const start = performance.now();
-  let now = start;
-  while (now - start < ms) {
-    for (let i = 0; i < 16; i++) fn();
-    n += 16;
-    now = performance.now();
-  }
-  return ((now - start) * 1e6) / n;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (
   ns: number,
 ) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);

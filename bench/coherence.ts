@@ -31,7 +31,9 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import process from "node:process";
 import { connect } from "../resp/mod.ts";
-import { CACHE_TTL_MS, cacheValue, CL, herdlessPipeline, NEAR } from "./caches.ts";
+import { CACHE_TTL_MS, herdlessPipeline } from "./caches.ts";
+import { cacheValue } from "./item.ts";
+import { CL, NEAR } from "./layers.ts";
 
 export type CoherenceVariant = "herdless" | "node-redis-csc";
 export const COHERENCE_VARIANTS: readonly CoherenceVariant[] = [

@@ -12,10 +12,10 @@
  *
  *   node --import tsx bench/compression.ts     (also: bun bench/compression.ts)
  */
-import { connect } from "../resp/mod.ts";
-import { compressed } from "../strategies/codec/compressed.ts";
-import { pipeline } from "../strategies/pipeline/pipeline.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { compressed, connect, pipeline } from "../mod.ts";
+import { startRedis } from "../test/support/redis_server.ts";
+import { median } from "./report.ts";
+import { nsPerOp } from "./timing.ts";
 import {
   brotliCompressSync,
   brotliDecompressSync,
@@ -89,19 +89,6 @@ const candidates: Candidate[] = [
   brotli(6),
 ];
 
-function nsPerOp(fn: () => unknown, ms: number): number {
-  let n = 0;
-  const start = performance.now();
-  let now = start;
-  while (now - start < ms) {
-    for (let i = 0; i < 8; i++) fn();
-    n += 8;
-    now = performance.now();
-  }
-  return ((now - start) * 1e6) / n;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (
   ns: number,
 ) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
@@ -125,19 +112,21 @@ for (const size of [1024, 10 * 1024, 100 * 1024]) {
     hit: [] as number[],
   }));
   for (let r = 0; r < ROUNDS; r++) {
-    base.enc.push(nsPerOp(() => encoder.encode(JSON.stringify(value)), MS));
-    base.hit.push(nsPerOp(() => JSON.parse(decoder.decode(plain)), MS));
+    base.enc.push(nsPerOp(() => encoder.encode(JSON.stringify(value)), MS, 8));
+    base.hit.push(nsPerOp(() => JSON.parse(decoder.decode(plain)), MS, 8));
     for (const row of rows) {
       row.enc.push(
         nsPerOp(
           () => row.c.compress(encoder.encode(JSON.stringify(value))),
           MS,
+          8,
         ),
       );
       row.hit.push(
         nsPerOp(
           () => JSON.parse(decoder.decode(row.c.decompress(row.packed))),
           MS,
+          8,
         ),
       );
     }

@@ -4,10 +4,14 @@
  * with a one-time scan mixed in (1 request in 4 for a key never seen again),
  * for tier sizes of 1% and 10% of the keys. Deterministic (seeded), no Redis.
  *
+ * A micro-benchmark of one internal piece: it imports near()'s tier
+ * (`SieveTier` in `strategies/near.ts`), which no entry of the package
+ * exports; the entry type it fills comes from `strategies/strategy.ts`.
+ *
  *   node --import tsx bench/eviction.ts
  */
 import { SieveTier } from "../strategies/near.ts";
-import type { StoredEntry } from "../strategies/contract.ts";
+import type { StoredEntry } from "../strategies/strategy.ts";
 
 const ENTRY: StoredEntry = {
   value: 1,

@@ -4,61 +4,24 @@
  * `cache.get` (so the raw GET reads exactly the stored envelope), then
  * measure only hits: the loader is counted and must not run while measuring.
  *
- * The cache module is bound at build time (see `build.mjs`): the first of
- * `mod.ts`, `strategies/mod.ts`, `pipeline.ts` that exports `pipeline`, or a
- * stub whose `unavailable` says why none could be used.
+ * It measures the cache as a user calls it: herdless comes from the
+ * package's entry (`mod.ts`), composed as `layers.ts` says.
  *
  * @module
  */
-import * as cacheModule from "herdless:cache";
-import { connect } from "../resp/mod.ts";
+import { connect, pipeline } from "../mod.ts";
+import { FULL, strategiesOf } from "./layers.ts";
 import { type IN_FLIGHT, KEYS, lanes, VALUE } from "./scenarios.ts";
 
-type Factory = (options?: Record<string, unknown>) => unknown;
-interface CacheLike {
-  get(identity: unknown, loader: () => unknown): Promise<unknown>;
-  keys(identity: unknown): { data: string; lease: string };
-  close(): Promise<void>;
-}
-interface CacheModule {
-  unavailable?: string;
-  pipeline?: (
-    options: Record<string, unknown>,
-    ...strategies: unknown[]
-  ) => CacheLike;
-  [factory: string]: unknown;
-}
-
-/**
- * The full pipeline: every layer the lab adds one at a time, in the order
- * the contract documents (first is outermost), with settings that never
- * expire an entry during a run. A factory the module does not export is left
- * out and reported.
- */
-const LIMIT = 64;
+/** Fill this many misses at once: fewer than the full pipeline's limit() admits (64), so none is shed. */
 const FILL_AT_ONCE = 32;
-const LAYERS: readonly [string, Record<string, unknown> | undefined][] = [
-  ["coalesce", undefined],
-  ["limit", { concurrency: LIMIT }],
-  ["lease", undefined],
-  ["jitter", { spreadMs: 1_000 }],
-  ["xfetch", undefined],
-  ["swr", { staleMs: 60_000 }],
-];
-
-/** Why the pipeline cannot be measured, or undefined when it can. */
-export function pipelineUnavailable(): string | undefined {
-  const mod = cacheModule as CacheModule;
-  if (typeof mod.pipeline === "function") return undefined;
-  return mod.unavailable ?? "the cache module exports no pipeline()";
-}
 
 export interface HitRun {
   run: (ms: number) => Promise<number>;
   close: () => Promise<void>;
   /** Loader calls so far (must stay at the fill count). */
   loads: () => number;
-  /** The layers actually composed. */
+  /** The layers composed, by name. */
   layers: string[];
 }
 
@@ -68,23 +31,10 @@ export async function prepareHit(
   url: string,
   inFlight: 1 | typeof IN_FLIGHT,
 ): Promise<HitRun> {
-  const mod = cacheModule as CacheModule;
-  const why = pipelineUnavailable();
-  if (why !== undefined) throw new Error(`pipeline not available: ${why}`);
   const redis = await connect({ url });
-  const strategies: unknown[] = [];
-  const layers: string[] = [];
-  for (const [name, options] of LAYERS) {
-    const factory = mod[name];
-    if (typeof factory !== "function") continue;
-    strategies.push(
-      options === undefined ? (factory as Factory)() : (factory as Factory)(options),
-    );
-    layers.push(name);
-  }
-  const cache = mod.pipeline!(
+  const cache = pipeline(
     { redis, ttlMs: 600_000, namespace: "bench" },
-    ...strategies,
+    ...strategiesOf(FULL),
   );
   let loads = 0;
   const loader = () => {
@@ -112,6 +62,6 @@ export async function prepareHit(
       await redis.close();
     },
     loads: () => loads,
-    layers,
+    layers: FULL.map(([name]) => name),
   };
 }

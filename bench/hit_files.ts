@@ -14,8 +14,9 @@
 import { Session } from "node:inspector/promises";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { coalesce, connect, jitter, lease, limit, near, pipeline, type Strategy, swr, xfetch } from "../mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { connect, near, pipeline, type Strategy } from "../mod.ts";
+import { CL, FULL, strategiesOf } from "./layers.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const server = process.env.REDIS_URL === undefined ? await startRedis() : undefined;
@@ -55,24 +56,17 @@ type Row = { name: string; strategies: () => Strategy[]; near: boolean };
 const rows: Row[] = [
   {
     name: "remote hit, coalesce(), lease()",
-    strategies: () => [coalesce(), lease()],
+    strategies: () => strategiesOf(CL),
     near: false,
   },
   {
     name: "remote hit, full pipeline",
-    strategies: () => [
-      swr({ staleMs: 60_000 }),
-      xfetch(),
-      coalesce(),
-      lease(),
-      jitter({ spreadMs: 1_000 }),
-      limit({ concurrency: 64 }),
-    ],
+    strategies: () => strategiesOf(FULL),
     near: false,
   },
   {
     name: "near hit, near(), coalesce(), lease()",
-    strategies: () => [near(), coalesce(), lease()],
+    strategies: () => [near(), ...strategiesOf(CL)],
     near: true,
   },
 ];

@@ -9,6 +9,7 @@
  * @module
  */
 import type { RedisClient } from "../resp/mod.ts";
+import { fmtRatio, table } from "./markdown.ts";
 import { median, type Series } from "./report.ts";
 import { type ScenarioName, type Shape, shapeKeys } from "./scenarios.ts";
 
@@ -88,9 +89,6 @@ export async function seedMatrix(redis: RedisClient): Promise<void> {
 
 const fmtOps = (n: number | undefined) =>
   n === undefined || !Number.isFinite(n) ? "-" : `${Math.round(n / 1000).toLocaleString("en-US")}k`;
-const fmtRatio = (
-  r: number | undefined,
-) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
 
 /** The matrix as Markdown: ops/s medians, ratios against the peer and its target, peak RSS ratio. */
 export function matrixMarkdown(
@@ -150,12 +148,5 @@ export function matrixMarkdown(
     "vs Bun (>= 1.0x)",
     "peak RSS vs node-redis (<= 0.6x)",
   ];
-  const lines = [
-    `One factor at a time, ops/s (median of ${reps})`,
-    "",
-    `| ${head.join(" | ")} |`,
-    `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,
-    ...rows.map((r) => `| ${r.join(" | ")} |`),
-  ];
-  return lines.join("\n");
+  return [`One factor at a time, ops/s (median of ${reps})`, "", table(head, rows)].join("\n");
 }

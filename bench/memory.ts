@@ -24,7 +24,9 @@
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { connect } from "../resp/mod.ts";
-import { CACHE_TTL_MS, cacheValue, CL, herdlessPipeline } from "./caches.ts";
+import { CACHE_TTL_MS, herdlessPipeline } from "./caches.ts";
+import { cacheValue } from "./item.ts";
+import { CL } from "./layers.ts";
 
 export type MemoryVariant = "herdless" | "node-redis-csc";
 export const MEMORY_VARIANTS: readonly MemoryVariant[] = [

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { fmtMiB, fmtRatio, table } from "./markdown.ts";
 import { DESCRIPTIONS, type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { WorkerResult } from "./worker.ts";
 
@@ -72,7 +73,8 @@ function opsOf(
   return pick(s.opsPerSec);
 }
 
-const best = (values: readonly number[]) => Math.max(...values);
+/** The best of several repetitions: the highest ops/s. */
+export const best = (values: readonly number[]) => Math.max(...values);
 
 /** The largest median peak RSS of a client over the client scenarios it ran. */
 export function peakRss(
@@ -95,7 +97,8 @@ export function peakRss(
   return max;
 }
 
-function ratio(
+/** `a / b`, or undefined when a side is missing or `b` is 0. */
+export function ratio(
   a: number | undefined,
   b: number | undefined,
 ): number | undefined {
@@ -105,7 +108,6 @@ function ratio(
 /** Evaluate every client target that this run has figures for. */
 export function targets(
   series: readonly Series[],
-  pipelineWhy: string | undefined,
   requested: readonly ScenarioName[] = SCENARIOS,
 ): TargetResult[] {
   const out: TargetResult[] = [];
@@ -184,16 +186,12 @@ export function targets(
     });
   }
   for (const scenario of ["hit-seq", "hit-100"] as const) {
-    if (
-      !requested.includes(scenario) ||
-      (pipelineWhy === undefined && !has("node", scenario))
-    ) continue;
+    if (!requested.includes(scenario) || !has("node", scenario)) continue;
     const r = ops("node", scenario, "pipeline", "raw-get");
     atLeast(
       `${DESCRIPTIONS[scenario]}: full pipeline / raw GET`,
       r,
       0.85,
-      r[0] === undefined && pipelineWhy ? `pipeline not available: ${pipelineWhy}` : undefined,
     );
   }
   return out;
@@ -205,12 +203,6 @@ const fmtOps = (n: number | undefined) =>
     : n >= 10_000
     ? `${Math.round(n / 1000).toLocaleString("en-US")}k`
     : `${(n / 1000).toFixed(1)}k`;
-const fmtRatio = (
-  r: number | undefined,
-) => (r === undefined || !Number.isFinite(r) ? "-" : `${r.toFixed(2)}x`);
-const fmtMiB = (
-  b: number | undefined,
-) => (b === undefined ? "-" : `${(b / 1048576).toFixed(1)} MiB`);
 const verdict = (
   t: TargetResult | undefined,
 ) => (t === undefined ? "" : t.met === undefined ? "n/a" : t.met ? "MET" : "NOT MET");
@@ -228,23 +220,13 @@ function cell(
   return `${fmtOps(median(s.opsPerSec))}${sp >= 0.1 ? ` (±${Math.round((sp * 100) / 2)}%)` : ""}`;
 }
 
-function table(head: string[], rows: string[][]): string {
-  const lines = [
-    `| ${head.join(" | ")} |`,
-    `|${head.map((_, i) => (i === 0 ? " --- " : " ---: ")).join("|")}|`,
-  ];
-  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
-  return lines.join("\n");
-}
-
 /** The whole report as Markdown. */
 export function markdown(
   series: readonly Series[],
-  pipelineWhy: string | undefined,
   reps: number,
   requested: readonly ScenarioName[],
 ): string {
-  const ts = targets(series, pipelineWhy, requested);
+  const ts = targets(series, requested);
   const target = (prefix: string) => ts.find((t) => t.name.startsWith(prefix));
   const out: string[] = [];
   const clientScenarios = SCENARIOS.filter((s) => !s.startsWith("hit-"));
@@ -312,18 +294,6 @@ export function markdown(
   const hitRows = (["hit-seq", "hit-100"] as const)
     .filter((s) => requested.includes(s))
     .map((s) => {
-      if (pipelineWhy !== undefined) {
-        return [
-          DESCRIPTIONS[s],
-          "-",
-          "not available",
-          "-",
-          ">= 0.85x",
-          "n/a",
-          "-",
-          "-",
-        ];
-      }
       const t = target(DESCRIPTIONS[s]);
       const rss = (client: string) => {
         const x = find(series, "node", s, client);
@@ -363,9 +333,6 @@ export function markdown(
       ),
       "",
     );
-    if (pipelineWhy !== undefined) {
-      out.push(`pipeline not available, so no figure: ${pipelineWhy}`, "");
-    }
   }
 
   const rssRows = clientScenarios

@@ -26,11 +26,10 @@ import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { connect } from "../resp/mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
-import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache-report.ts";
+import { startRedis } from "../test/support/redis_server.ts";
+import { cacheMarkdown, type CacheSection, cacheTargets } from "./cache_report.ts";
 import { type CacheName, CACHES, NEAR_CACHES, nearUnavailable } from "./caches.ts";
 import { COHERENCE_VARIANTS, type CoherenceResult, runCoherence } from "./coherence.ts";
-import { pipelineUnavailable } from "./hit.ts";
 import { MEMORY_VARIANTS, type MemoryResult, type MemoryTask, populateMemory } from "./memory.ts";
 import { MATRIX, matrixMarkdown, seedMatrix } from "./matrix.ts";
 import { markdown, median, type Series, spread, targets } from "./report.ts";
@@ -237,7 +236,6 @@ function plan(
   o: Options,
   bun: string | undefined,
   url: string,
-  pipelineWhy: string | undefined,
   nearWhy: string | undefined,
   serverPid: number | undefined,
 ): Job[] {
@@ -252,8 +250,7 @@ function plan(
   for (const scenario of o.only) {
     for (let rep = 1; rep <= o.reps; rep++) {
       if (scenario.startsWith("hit-")) {
-        // Without a pipeline there is nothing to compare the raw GET with: the report says why.
-        if (!o.node || pipelineWhy !== undefined) continue;
+        if (!o.node) continue;
         for (const client of ["raw-get", "pipeline"] as const) {
           jobs.push({
             runtime: "node",
@@ -387,8 +384,6 @@ async function main(): Promise<void> {
       "Bun not found (BUN, node_modules/.bin/bun or PATH): Bun scenarios skipped",
     );
   }
-  const pipelineWhy = pipelineUnavailable();
-  if (pipelineWhy !== undefined) log(`pipeline not available: ${pipelineWhy}`);
   const wantsCache = o.node && (o.cache.length > 0 || o.coherence || o.memory);
 
   let server: Awaited<ReturnType<typeof startRedis>> | undefined;
@@ -439,7 +434,7 @@ async function main(): Promise<void> {
       }, Redis ${env.redis}, ioredis ${env.ioredis}, node-redis ${env.nodeRedis}; ${env.pinning}`,
     );
 
-    const jobs = plan(o, bun, url, pipelineWhy, nearWhy, server?.pid);
+    const jobs = plan(o, bun, url, nearWhy, server?.pid);
     const series: Series[] = [];
     let layers: string[] | undefined;
     const configs: Partial<Record<CacheName, string>> = {};
@@ -525,10 +520,9 @@ async function main(): Promise<void> {
             env,
             noise,
             runtimeBaselineRssBytes: baseline,
-            pipelineUnavailable: pipelineWhy ?? null,
             series,
             pipelineLayers: layers,
-            targets: targets(series, pipelineWhy, o.only),
+            targets: targets(series, o.only),
             matrix: o.matrix ? MATRIX : undefined,
             cache: {
               nearUnavailable: nearWhy ?? null,
@@ -566,7 +560,7 @@ async function main(): Promise<void> {
             ? []
             : [`Full pipeline: pipeline({ ttlMs: 600000 }, ${layers.map((l) => `${l}()`).join(", ")}), default codec`]),
           "",
-          markdown(series, pipelineWhy, o.reps, o.only),
+          markdown(series, o.reps, o.only),
           "",
           ...(o.matrix ? [matrixMarkdown(series, o.reps), ""] : []),
           cacheMarkdown(cache),

@@ -11,7 +11,8 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from "node:diagnostics_channel";
 import * as current from "../mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startRedis } from "../test/support/redis_server.ts";
+import { median } from "./report.ts";
 
 const ROUNDS = 8;
 const ROUND_MS = 300;
@@ -97,7 +98,6 @@ const cases: [string, keyof Setup][] = [
   ["Redis hit", "hit"],
   ['send(["GET"])', "send"],
 ];
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (
   x: number | undefined,
 ) => (x === undefined ? "-" : Math.round(x).toLocaleString("en-US"));

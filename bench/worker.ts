@@ -88,6 +88,28 @@ function rss(field: "VmHWM" | "VmRSS"): number {
   return field === "VmHWM" ? process.resourceUsage().maxRSS * 1024 : process.memoryUsage().rss;
 }
 
+/**
+ * Measure hits: `run` for the task's window, then close `source` and fail if
+ * its loader ran meanwhile, since a figure of hits must hold hits only.
+ */
+async function measureHits(
+  task: WorkerTask,
+  run: (ms: number) => Promise<number>,
+  source: { loads(): number; close(): Promise<void> },
+) {
+  const loadsBefore = source.loads();
+  const m = await measure(run, task.warmupMs, task.durationMs, task.serverPid);
+  const extra = source.loads() - loadsBefore;
+  await source.close();
+  if (extra > 0) throw new Error(`the loader ran ${extra} times while measuring hits: not a hit path`);
+  return {
+    ...m,
+    opsPerSec: (m.ops * 1000) / m.elapsedMs,
+    peakRssBytes: rss("VmHWM"),
+    heapSpaces: heapSpaces(),
+  };
+}
+
 async function run(
   task: WorkerTask,
   baseRssBytes: number,
@@ -101,28 +123,8 @@ async function run(
   if (task.scenario === "cache-100" || task.scenario === "cache-seq") {
     const cache = await openCache(task.client as CacheName, task.url);
     const inFlight = task.scenario === "cache-seq" ? 1 : IN_FLIGHT;
-    const loadsBefore = cache.loads();
-    const m = await measure(
-      lanes(inFlight, (i) => cache.get(i)),
-      task.warmupMs,
-      task.durationMs,
-      task.serverPid,
-    );
-    const extra = cache.loads() - loadsBefore;
-    await cache.close();
-    if (extra > 0) {
-      throw new Error(
-        `the loader ran ${extra} times while measuring hits: not a hit path`,
-      );
-    }
-    return {
-      ...base,
-      ...m,
-      opsPerSec: (m.ops * 1000) / m.elapsedMs,
-      peakRssBytes: rss("VmHWM"),
-      heapSpaces: heapSpaces(),
-      config: cache.config,
-    };
+    const m = await measureHits(task, lanes(inFlight, (i) => cache.get(i)), cache);
+    return { ...base, ...m, config: cache.config };
   }
   if (task.client === "pipeline" || task.client === "raw-get") {
     const hit = await prepareHit(
@@ -130,28 +132,8 @@ async function run(
       task.url,
       task.scenario === "hit-seq" ? 1 : 100,
     );
-    const loadsBefore = hit.loads();
-    const m = await measure(
-      hit.run,
-      task.warmupMs,
-      task.durationMs,
-      task.serverPid,
-    );
-    const extra = hit.loads() - loadsBefore;
-    await hit.close();
-    if (extra > 0) {
-      throw new Error(
-        `the loader ran ${extra} times while measuring hits: not a hit path`,
-      );
-    }
-    return {
-      ...base,
-      ...m,
-      opsPerSec: (m.ops * 1000) / m.elapsedMs,
-      peakRssBytes: rss("VmHWM"),
-      heapSpaces: heapSpaces(),
-      layers: hit.layers,
-    };
+    const m = await measureHits(task, hit.run, hit);
+    return { ...base, ...m, layers: hit.layers };
   }
   const client = await openClient(
     task.client as ClientName,

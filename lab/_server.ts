@@ -10,7 +10,7 @@
  */
 import process from "node:process";
 import { connect } from "../resp/mod.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 
 /** The server and what the lab may do to it. */
 export interface LabServer {

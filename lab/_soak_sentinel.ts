@@ -9,7 +9,7 @@
  * @module
  */
 import { connect, connectSentinel, type RedisClient, type SentinelClient } from "../mod.ts";
-import { type Address, type SentinelGroup, startSentinelGroup } from "../test/support/redis-sentinel.ts";
+import { type Address, type SentinelGroup, startSentinelGroup } from "../test/support/redis_sentinel.ts";
 
 /** The name the soak's own counting connections carry, so they are not counted. */
 const ADMIN = "soak-admin";

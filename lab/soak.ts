@@ -44,8 +44,8 @@ import {
   swr,
   xfetch,
 } from "../mod.ts";
-import { startCluster } from "../test/support/redis-cluster.ts";
-import { startRedis } from "../test/support/redis-server.ts";
+import { startCluster } from "../test/support/redis_cluster.ts";
+import { startRedis } from "../test/support/redis_server.ts";
 import { Failures, ORIGIN_HICCUP } from "./_soak_failures.ts";
 import { describeFailover, type FailoverReport, type SoakSentinel, startSoakSentinel } from "./_soak_sentinel.ts";
 

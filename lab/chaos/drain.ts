@@ -15,7 +15,7 @@
 import process from "node:process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../mod.ts";
-import { startRedis } from "../../test/support/redis-server.ts";
+import { startRedis } from "../../test/support/redis_server.ts";
 import { settings } from "./config.ts";
 import { startFaultProxy } from "./proxy.ts";
 

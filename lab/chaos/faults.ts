@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { pipeline, type RedisClient } from "../../mod.ts";
-import type { RedisServer } from "../../test/support/redis-server.ts";
+import type { RedisServer } from "../../test/support/redis_server.ts";
 import { settings } from "./config.ts";
 import { RAW_BIG_KEY } from "./drain_probe.ts";
 import { bigDemand, describeRun, hugeDemand, type LoadPlan, type LoadRun, loadRun, rate } from "./load.ts";

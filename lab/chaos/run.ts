@@ -38,7 +38,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../mod.ts";
-import { startRedis } from "../../test/support/redis-server.ts";
+import { startRedis } from "../../test/support/redis_server.ts";
 import { profile, settings, type WorkerConfig } from "./config.ts";
 import { buildFaults, type Fault, SENTINEL_FAILOVER } from "./faults.ts";
 import { RAW_BIG_KEY } from "./drain_probe.ts";

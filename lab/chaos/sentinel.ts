@@ -12,7 +12,7 @@
 import { connect, pipeline, type RedisClient, swr } from "../../mod.ts";
 import { settings } from "./config.ts";
 import type { Value } from "./origin.ts";
-import { type SentinelGroup, startSentinelGroup } from "../../test/support/redis-sentinel.ts";
+import { type SentinelGroup, startSentinelGroup } from "../../test/support/redis_sentinel.ts";
 import { clientList, type Connections, info } from "./probe.ts";
 
 /** The master group's name, as the sentinels monitor it. */

@@ -14,7 +14,7 @@
  */
 import { connectSentinel, type SentinelClient } from "../../resp/sentinel/mod.ts";
 import { type CacheStats, coalesce, lease, pipeline } from "../../strategies/mod.ts";
-import { startSentinelGroup } from "../../test/support/redis-sentinel.ts";
+import { startSentinelGroup } from "../../test/support/redis_sentinel.ts";
 import { addStats, checkRow } from "../_checks.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../_types.ts";
 

@@ -24,6 +24,7 @@ import type { RedisLike } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { stampedeWorker } from "../support/processes.ts";
 
 const [url, namespace, id, kind, total] = process.argv.slice(-5) as [string, string, string, string, string];
 
@@ -58,33 +59,12 @@ async function open(): Promise<{ redis: RedisLike; close(): Promise<unknown> }> 
 
 const { redis, close } = await open();
 const control = await connect({ url });
-let parked = false;
+const { onEvent, load } = stampedeWorker(control, namespace, id, Number(total));
 const cache = pipeline(
-  {
-    redis,
-    ttlMs: 30_000,
-    namespace,
-    onEvent(event) {
-      if (!parked && (event.type === "wait" || event.type === "lease-won")) {
-        parked = true;
-        void control.send(["RPUSH", `${namespace}:parked`, `${id}:${event.type}`]);
-      }
-    },
-  },
+  { redis, ttlMs: 30_000, namespace, onEvent },
   coalesce(),
   lease({ leaseMs: 10_000, waitMs: 20_000 }),
 );
-
-async function load(): Promise<string> {
-  const call = Number(await control.send(["INCR", `${namespace}:origin`]));
-  // Hold the origin until every worker has a caller in the race.
-  const deadline = Date.now() + 15_000;
-  while (Number(await control.send(["LLEN", `${namespace}:parked`])) < Number(total)) {
-    if (Date.now() > deadline) throw new Error("the other workers never joined the race");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return `value-${call}`;
-}
 
 await control.send(["RPUSH", `${namespace}:ready`, id]);
 await control.send(["BLPOP", `${namespace}:go:${id}`, 30]);

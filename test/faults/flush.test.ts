@@ -7,7 +7,7 @@ import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { load, summary } from "../support/load.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

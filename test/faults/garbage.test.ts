@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { ConnectionError, isConnectionError, isProtocolError, ProtocolError, TimeoutError } from "../../resp/errors.ts";
 import { rejects, until } from "../support/assert.ts";
-import { type FakeAction, type FakeServer, startFakeServer } from "../support/fake-server.ts";
+import { type FakeAction, type FakeServer, startFakeServer } from "../support/fake_server.ts";
 
 /** Settle `p`, or fail the test if it has not settled after `ms` (a hang detector, not a timing assertion). */
 function noHang<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {

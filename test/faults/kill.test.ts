@@ -8,7 +8,7 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { until } from "../support/assert.ts";
 import { load, summary } from "../support/load.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 
 const test = suite<{ server: RedisServer }>("redis-server SIGKILLed under load and restarted");
 useRedis(test, { clients: 0 });

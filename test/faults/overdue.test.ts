@@ -1,11 +1,11 @@
 import type { Socket } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect } from "../../resp/client.ts";
+import { connect, type RedisClient } from "../../resp/client.ts";
 import { TimeoutError } from "../../resp/errors.ts";
 import { observeOverdueChecks, type OverdueVerdict } from "../../resp/connection/debug.ts";
 import { rejects, until } from "../support/assert.ts";
-import { startFakeServer } from "../support/fake-server.ts";
+import { type FakeServer, startFakeServer } from "../support/fake_server.ts";
 
 const test = suite("RedisClient: a reply that never ends after its command timed out");
 
@@ -37,10 +37,11 @@ test("the connection is reset once the timed-out reply is overdue, so decoding c
 });
 
 /**
- * A fake server whose first connection answers GETs only when the test
- * writes to `socket()`, PING at once, and HELLO with a RESP3 map.
+ * A client on a fake server whose first connection answers GETs only when
+ * the test writes to `socket()`, PING at once, and HELLO with a RESP3 map;
+ * `checks` collects the client's overdue verdicts until `close()`.
  */
-async function heldGets() {
+async function heldGets(resp?: 3) {
   let socket: Socket | undefined;
   const fake = await startFakeServer((command, info) => {
     if (info.connection === 0) socket = info.socket;
@@ -48,20 +49,56 @@ async function heldGets() {
     if (command[0] === "HELLO") return { write: "%1\r\n+proto\r\n:3\r\n" };
     return { write: "+PONG\r\n" };
   });
-  return { fake, socket: () => socket! };
+  const checks: OverdueVerdict[] = [];
+  observeOverdueChecks((verdict) => checks.push(verdict));
+  const redis = await connect({
+    url: fake.url,
+    ...(resp === undefined ? {} : { resp }),
+    reconnect: { minMs: 10, maxMs: 20 },
+  });
+  return {
+    fake,
+    redis,
+    checks,
+    socket: () => socket!,
+    async close() {
+      observeOverdueChecks(undefined);
+      redis.destroy();
+      await fake.close();
+    },
+  };
+}
+
+/** A GET held by the server, then a GET behind it that times out after 50 ms: both sent, neither answered. */
+async function timedOutBehindHeld({ fake, redis }: { fake: FakeServer; redis: RedisClient }) {
+  const big = redis.send(["GET", "big"]);
+  // Awaited by the test; handled here too, so a failed assertion before then cannot leave it unhandled.
+  big.catch(() => {});
+  const behind = redis.send(["GET", "behind"], { timeoutMs: 50 });
+  await until(() => fake.commands.filter((c) => c[0] === "GET").length === 2);
+  return { big, behind };
+}
+
+/**
+ * The first overdue check leaves the connection alone, and the timed-out
+ * reply, coming late but whole, is read and discarded: replies stay in
+ * order and the connection is never reset.
+ */
+async function lateReplyReadWithoutReset(
+  { fake, redis, checks, socket }: Awaited<ReturnType<typeof heldGets>>,
+): Promise<void> {
+  await until(() => checks.length >= 1, 10_000);
+  assert.equal(checks, ["watching"], "the first check left the connection alone");
+  socket().write("$4\r\nlate\r\n");
+  assert.is(await redis.send(["PING"]), "PONG");
+  assert.is(fake.connections, 1, "the connection was never reset");
 }
 
 test("a slow reply ahead of a timed-out command is not its growth: no reset, its late reply is read", async () => {
-  const { fake, socket } = await heldGets();
-  const checks: OverdueVerdict[] = [];
-  observeOverdueChecks((verdict) => checks.push(verdict));
-  const redis = await connect({ url: fake.url, reconnect: { minMs: 10, maxMs: 20 } });
+  const held = await heldGets();
+  const { socket } = held;
   try {
-    const big = redis.send(["GET", "big"]);
-    // Awaited below; handled here too, so a failed assertion before then cannot leave it unhandled.
-    big.catch(() => {});
-    const behind = redis.send(["GET", "behind"], { timeoutMs: 50 });
-    await until(() => fake.commands.filter((c) => c[0] === "GET").length === 2);
+    const { big, behind } = await timedOutBehindHeld(held);
     const payload = "v".repeat(300_000);
     socket().write(`$${payload.length}\r\n${payload.slice(0, 1000)}`);
     await rejects(() => behind, TimeoutError, "Command GET timed out: 'timeoutMs' of 50 ms ran out");
@@ -70,30 +107,17 @@ test("a slow reply ahead of a timed-out command is not its growth: no reset, its
     // so "behind" is at the head when the check runs, its reply not begun.
     socket().write(`${payload.slice(1000)}\r\n`);
     assert.is(await big, payload);
-    await until(() => checks.length >= 1, 10_000);
-    assert.equal(checks, ["watching"], "the first check left the connection alone");
-    // Its reply comes late but whole: read and discarded, replies stay in order.
-    socket().write("$4\r\nlate\r\n");
-    assert.is(await redis.send(["PING"]), "PONG");
-    assert.is(fake.connections, 1, "the connection was never reset");
+    await lateReplyReadWithoutReset(held);
   } finally {
-    observeOverdueChecks(undefined);
-    redis.destroy();
-    await fake.close();
+    await held.close();
   }
 });
 
 test("behind a slow reply, a timed-out reply that then begins and never ends is still reset", async () => {
-  const { fake, socket } = await heldGets();
-  const checks: OverdueVerdict[] = [];
-  observeOverdueChecks((verdict) => checks.push(verdict));
-  const redis = await connect({ url: fake.url, reconnect: { minMs: 10, maxMs: 20 } });
+  const held = await heldGets();
+  const { fake, redis, checks, socket } = held;
   try {
-    const big = redis.send(["GET", "big"]);
-    // Awaited below; handled here too, so a failed assertion before then cannot leave it unhandled.
-    big.catch(() => {});
-    const behind = redis.send(["GET", "behind"], { timeoutMs: 50 });
-    await until(() => fake.commands.filter((c) => c[0] === "GET").length === 2);
+    const { big, behind } = await timedOutBehindHeld(held);
     socket().write("$100000\r\n");
     await rejects(() => behind, TimeoutError, "Command GET timed out: 'timeoutMs' of 50 ms ran out");
     socket().write(`${"v".repeat(100_000)}\r\n`);
@@ -109,32 +133,22 @@ test("behind a slow reply, a timed-out reply that then begins and never ends is 
     await until(() => redis.connected, 10_000);
     assert.is(await redis.send(["PING"]), "PONG");
   } finally {
-    observeOverdueChecks(undefined);
-    redis.destroy();
-    await fake.close();
+    await held.close();
   }
 });
 
 test("RESP3 pushes (tracking invalidations) while a timed-out reply has not begun are not its growth", async () => {
-  const { fake, socket } = await heldGets();
-  const checks: OverdueVerdict[] = [];
-  observeOverdueChecks((verdict) => checks.push(verdict));
-  const redis = await connect({ url: fake.url, resp: 3, reconnect: { minMs: 10, maxMs: 20 } });
+  const held = await heldGets(3);
+  const { fake, redis, socket } = held;
   try {
     const get = redis.send(["GET", "slow"], { timeoutMs: 50 });
     await until(() => fake.commands.some((c) => c[0] === "GET"));
     await rejects(() => get, TimeoutError, "Command GET timed out: 'timeoutMs' of 50 ms ran out");
     // Whole push frames arrive during the grace period; the GET's reply has not begun.
     socket().write(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n".repeat(3));
-    await until(() => checks.length >= 1, 10_000);
-    assert.equal(checks, ["watching"], "the first check left the connection alone");
-    socket().write("$4\r\nlate\r\n");
-    assert.is(await redis.send(["PING"]), "PONG");
-    assert.is(fake.connections, 1, "the connection was never reset");
+    await lateReplyReadWithoutReset(held);
   } finally {
-    observeOverdueChecks(undefined);
-    redis.destroy();
-    await fake.close();
+    await held.close();
   }
 });
 

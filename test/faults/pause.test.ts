@@ -6,7 +6,7 @@ import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient; admin: RedisClient }>("a paused server");
 const db = useRedis(test, { connect: {} });

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { connect, ConnectionError, RedisReplyError } from "../../resp/mod.ts";
-import { freePort, type RedisServer, serverSupportsTls, startRedis } from "../support/redis-server.ts";
+import { freePort, type RedisServer, serverSupportsTls, startRedis } from "../support/redis_server.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 

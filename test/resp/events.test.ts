@@ -4,7 +4,7 @@ import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
 import type { ConnectionEvent } from "../../resp/types.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 import { until } from "../support/wait.ts";
 
 const test = suite<{ server: RedisServer }>("RedisClient: connection events and offline errors");

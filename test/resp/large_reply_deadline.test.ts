@@ -14,7 +14,7 @@ import { connect, TimeoutError } from "../../resp/mod.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 
 const SIZE = 2 * 1024 * 1024;
 const HEADER = `$${SIZE}\r\n`;

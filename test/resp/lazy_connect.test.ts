@@ -6,7 +6,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, RedisReplyError } from "../../resp/mod.ts";
-import { freePort, type RedisServer } from "../support/redis-server.ts";
+import { freePort, type RedisServer } from "../support/redis_server.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";

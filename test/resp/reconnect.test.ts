@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, ConnectionError, TimeoutError } from "../../resp/mod.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 import { rejects, until } from "../support/assert.ts";
 import { startProxy } from "../support/proxy.ts";
 

@@ -2,8 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient, RedisReplyError } from "../../resp/mod.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
-import { testedServer } from "../support/server-text.ts";
+import type { RedisServer } from "../support/redis_server.ts";
+import { testedServer } from "../support/server_text.ts";
 
 // Every RESP2 and RESP3 type, produced by a real server (HELLO 3 and DEBUG PROTOCOL).
 const test = suite<{ server: RedisServer; r2: RedisClient; r3: RedisClient }>("RESP types from a real server");

@@ -11,7 +11,7 @@ import type { ConnectionEvent } from "../../resp/types.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
 import { type Proxy, startProxy } from "../support/proxy.ts";
-import type { RedisServer } from "../support/redis-server.ts";
+import type { RedisServer } from "../support/redis_server.ts";
 import { until } from "../support/wait.ts";
 
 const SECRET = "fb-secret";

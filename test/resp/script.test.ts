@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import { type RedisClient, RedisReplyError, Script } from "../../resp/mod.ts";
 import type { Arg, RedisLike, SendOptions } from "../../resp/mod.ts";
 import { useRedis } from "../support/fixture.ts";
-import type { RedisServer } from "../support/redis-server.ts";
-import { UNKNOWN_COMMAND_IN_SCRIPT } from "../support/server-text.ts";
+import type { RedisServer } from "../support/redis_server.ts";
+import { UNKNOWN_COMMAND_IN_SCRIPT } from "../support/server_text.ts";
 import { rejects, until } from "../support/assert.ts";
 
 const test = suite<{ server: RedisServer; redis: RedisClient }>("Script");

@@ -11,14 +11,14 @@ import { ClusterClient } from "../../resp/cluster/client.ts";
 import { resolveClusterOptions } from "../../resp/cluster/options.ts";
 import { fromBunRedis, fromIoredis, fromNodeRedis } from "../../resp/adapters/mod.ts";
 import { rejects } from "../support/assert.ts";
+import { listenLoopback } from "../support/listen.ts";
 
 /** A loopback port nothing listens on: nothing in these tests may connect anywhere. */
 async function closedPort(): Promise<number> {
   const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const address = server.address();
+  const port = await listenLoopback(server);
   await new Promise<void>((r) => server.close(() => r()));
-  return typeof address === "object" && address !== null ? address.port : 0;
+  return port;
 }
 
 const factories = suite("unknown options of connect(), connectCluster(), connectSentinel()");

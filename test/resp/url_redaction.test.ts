@@ -10,7 +10,7 @@ import { inspect } from "node:util";
 import { connect, parseRedisUrl } from "../../resp/mod.ts";
 import { redactUrl } from "../../resp/url.ts";
 import type { ConnectionEvent } from "../../resp/types.ts";
-import { freePort, type RedisServer } from "../support/redis-server.ts";
+import { freePort, type RedisServer } from "../support/redis_server.ts";
 import { useRedis } from "../support/fixture.ts";
 
 /** Passwords holding each character a URL gives a meaning to, and all of them at once. */

@@ -1,5 +1,5 @@
 /**
- * The hung owner of the lease ceiling tests (run by lease-processes.test.ts,
+ * The hung owner of the lease ceiling tests (run by lease_processes.test.ts,
  * not a test file itself). Arguments: <redis url> <namespace> <leaseMs>
  * <maxHoldMs>.
  *

@@ -16,39 +16,19 @@ import { coalesce } from "../../strategies/coalesce.ts";
 import { near } from "../../strategies/near.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
+import { stampedeWorker } from "../support/processes.ts";
 
 const withNear = process.argv.at(-1) === "near";
 const [url, namespace, id] = process.argv.slice(withNear ? -4 : -3) as [string, string, string];
 const redis = await connect({ url, resp: 3 });
 const control = await connect({ url });
-let parked = false;
+const { onEvent, load } = stampedeWorker(control, namespace, id, 4);
 const cache = pipeline(
-  {
-    redis,
-    ttlMs: 30_000,
-    namespace,
-    onEvent(event) {
-      if (!parked && (event.type === "wait" || event.type === "lease-won")) {
-        parked = true;
-        void control.send(["RPUSH", `${namespace}:parked`, id]);
-      }
-    },
-  },
+  { redis, ttlMs: 30_000, namespace, onEvent },
   ...(withNear ? [near()] : []),
   coalesce(),
   lease({ leaseMs: 10_000, waitMs: 20_000 }),
 );
-
-async function load(): Promise<string> {
-  const call = Number(await control.send(["INCR", `${namespace}:origin`]));
-  // Hold the origin until all four processes are in the race.
-  const deadline = Date.now() + 15_000;
-  while (Number(await control.send(["LLEN", `${namespace}:parked`])) < 4) {
-    if (Date.now() > deadline) throw new Error("the other workers never joined the race");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return `value-${call}`;
-}
 
 await control.send(["RPUSH", `${namespace}:ready`, id]);
 await control.send(["BLPOP", `${namespace}:go`, 30]);

@@ -17,17 +17,12 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { xfetch } from "../../strategies/xfetch.ts";
 import { load, summary } from "../support/load.ts";
-import type { RedisCluster } from "../support/redis-cluster.ts";
-import { twoProcessCluster } from "../support/fixture.ts";
+import { type ClusterContext, twoProcessCluster, type TwoProcesses } from "../support/fixture.ts";
 import { events, origin, spread } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
-interface Ctx {
-  cluster: RedisCluster;
-  /** Two clients, as two processes would have: one RESP3 (push wake-ups), one RESP2 (polling). */
-  a: ClusterClient;
-  b: ClusterClient;
-}
+/** The shared cluster and two clients, as two processes would have (see {@linkcode TwoProcesses}). */
+type Ctx = ClusterContext<TwoProcesses>;
 
 const shared = twoProcessCluster("cc", "herdless-cache-test");
 const ns = shared.ns;

@@ -12,7 +12,7 @@ import type { Arg, SendOptions } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { type RedisCluster, startCluster } from "../support/redis-cluster.ts";
+import { type RedisCluster, startCluster } from "../support/redis_cluster.ts";
 import { events, origin, spread } from "../support/strategies.ts";
 
 const Down = suite<{ cluster: RedisCluster }>("onRedisDown on a cluster");

@@ -16,8 +16,8 @@ import { swr } from "../../strategies/swr.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { KEY_REFUSED, SCRIPT_COMMAND_REFUSED } from "../support/server-text.ts";
-import { events, origin } from "../support/strategies.ts";
+import { KEY_REFUSED, SCRIPT_COMMAND_REFUSED } from "../support/server_text.ts";
+import { events, origin, untilNearHit } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 
 /**
@@ -87,7 +87,7 @@ for (const resp of [2, 3] as const) {
       // get: load, publish (script: GET, SET, TIME, SETRANGE, DEL, PUBLISH), then kept near.
       assert.is(await cache.get(`item-${resp}`, o.load), "v1");
       // Kept near once this cache's own publication was heard (a message, on RESP2, arrives when it arrives).
-      await until(async () => (await cache.get(`item-${resp}`, o.load)) === "v1" && cache.stats().nearHits >= 1);
+      await untilNearHit(cache, `item-${resp}`, "v1");
       assert.is(cache.invalidationMode(), resp === 3 ? "tracking" : "messages");
       // set() elsewhere reaches the near tier.
       const dropped = ev.reach("near-invalidation", 1);

@@ -4,10 +4,10 @@ import { isOverloadedError, OverloadedError } from "../../strategies/errors.ts";
 import { lease } from "../../strategies/lease.ts";
 import { limit } from "../../strategies/limit.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
-import { swr } from "../../strategies/swr.ts";
+import { swr, type SwrOptions } from "../../strategies/swr.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { origin } from "../support/strategies.ts";
+import { origin, untilPastFresh } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
 const Limit = suite("limit()");
@@ -112,45 +112,39 @@ Limit("a load still queued after queueMs is shed, and a queued caller who leaves
   await cache.close();
 });
 
-Limit("a shed call gets the stale value when swr holds one", async () => {
+/**
+ * A cache under limit({ concurrency: 1 }) whose "x" is past its fresh window
+ * (swr's `windows` left to serve it) and whose one slot a held load of "y"
+ * takes: the next load is shed. `release()` lets "y" finish.
+ */
+async function slotTakenWithXStale(windows: SwrOptions) {
   const strategy = limit({ concurrency: 1 });
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
-    swr({ staleMs: 0, ifErrorMs: 10_000 }),
-    lease(),
-    strategy,
-  );
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr(windows), lease(), strategy);
   await cache.get("x", () => "old x");
-  await until(async () => Number(await db.redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
+  await untilPastFresh(db.redis, cache, "x", 10_000);
   const hold = deferred();
   const busy = cache.get("y", () => hold.promise.then(() => "y"));
   await until(() => strategy.active === 1);
+  return { cache, busy, release: () => hold.resolve() };
+}
+
+Limit("a shed call gets the stale value when swr holds one", async () => {
+  const { cache, busy, release } = await slotTakenWithXStale({ staleMs: 0, ifErrorMs: 10_000 });
   const o = origin(() => "new x");
   assert.is(await cache.get("x", o.load), "old x");
   assert.is(o.calls, 0);
   assert.equal([cache.stats().shed, cache.stats().stale], [1, 1]);
-  hold.resolve();
+  release();
   assert.is(await busy, "y");
   await cache.close();
 });
 
 Limit("a background refresh that is shed is counted and leaves the stale value in place", async () => {
-  const strategy = limit({ concurrency: 1 });
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
-    swr({ staleMs: 10_000 }),
-    lease(),
-    strategy,
-  );
-  await cache.get("x", () => "old x");
-  await until(async () => Number(await db.redis.send(["PTTL", cache.keys("x").data])) <= 10_000);
-  const hold = deferred();
-  const busy = cache.get("y", () => hold.promise.then(() => "y"));
-  await until(() => strategy.active === 1);
+  const { cache, busy, release } = await slotTakenWithXStale({ staleMs: 10_000 });
   assert.is(await cache.get("x", () => "new x"), "old x");
   await until(() => cache.stats().refreshErrors === 1);
   assert.is(cache.stats().shed, 1);
-  hold.resolve();
+  release();
   await busy;
   await cache.close();
 });

@@ -15,7 +15,7 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { epochKeyOf } from "../../strategies/pipeline/coherence/version_keys.ts";
 import { useRedis } from "../support/fixture.ts";
 import { runWorkers } from "../support/processes.ts";
-import { events } from "../support/strategies.ts";
+import { events, untilNearHit } from "../support/strategies.ts";
 import { until } from "../support/wait.ts";
 
 const WORKER = new URL("./_near_messages_worker.ts", import.meta.url);
@@ -80,7 +80,8 @@ Refused("the listening connection's loss drops the near entries; it comes back a
   const ev = events();
   const cache = pipeline({ redis, ttlMs: 60_000, namespace: acl.ns(), onEvent: ev.onEvent }, near());
   try {
-    await until(async () => (await cache.get("k", () => "v")) === "v" && cache.stats().nearHits >= 1);
+    assert.is(await cache.get("k", () => "v"), "v");
+    await untilNearHit(cache, "k", "v");
     assert.is(cache.stats().nearEntries, 1);
     // Kill the listening connection (its name-less, non-tracking sibling), not the command connection.
     const list = String(await acl.redis.send(["CLIENT", "LIST", "TYPE", "pubsub"]));
@@ -91,8 +92,7 @@ Refused("the listening connection's loss drops the near entries; it comes back a
     await within(dropped, "the near entries' drop");
     assert.is(cache.stats().nearEntries, 0);
     assert.ok(redis.connected, "the command connection was touched");
-    const before = cache.stats().nearHits;
-    await until(async () => (await cache.get("k", () => "v")) === "v" && cache.stats().nearHits > before);
+    await untilNearHit(cache, "k", "v");
   } finally {
     await cache.close();
     redis.destroy();
@@ -119,8 +119,7 @@ Refused("tracking refused after a reconnect (the ACL changed): messages take ove
     assert.is(cache.invalidationMode(), "messages");
     const event = ev.seen.filter((e) => e.type === "invalidation-mode").at(-1);
     assert.match(event?.type === "invalidation-mode" ? event.reason : "", /NOPERM/);
-    const before = cache.stats().nearHits;
-    await until(async () => (await cache.get("k", () => "x")) === "v0" && cache.stats().nearHits > before);
+    await untilNearHit(cache, "k", "v0");
     await writer.set("k", "v1");
     await until(async () => (await cache.get("k", () => "x")) === "v1");
   } finally {
@@ -190,9 +189,9 @@ Resp2("invalidate(), invalidateTags() and clear() elsewhere reach the near tier 
   ];
   try {
     for (const [name, op] of ops) {
-      const before = cache.stats().nearHits;
       const get = (value: string) => cache.get(name, () => value, { tags: ["t"] });
-      await until(async () => (await get("old")) === "old" && cache.stats().nearHits > before);
+      assert.is(await get("old"), "old");
+      await untilNearHit(cache, name, "old");
       await op();
       // Served from memory until the message arrives; then read again (a miss, loaded).
       await until(async () => (await get("new")) === "new");
@@ -208,7 +207,8 @@ Resp2("an evicted epoch recreated elsewhere is announced: a tier on messages for
   const a = pipeline({ redis: await plain.client({ resp: 2 }), ttlMs: 60_000, namespace, onEvent: ev.onEvent }, near());
   const b = pipeline({ redis: await plain.client({ resp: 2 }), ttlMs: 60_000, namespace });
   try {
-    await until(async () => (await a.get("warm", () => "w")) === "w" && a.stats().nearHits >= 1);
+    assert.is(await a.get("warm", () => "w"), "w");
+    await untilNearHit(a, "warm", "w");
     // As an allkeys-* eviction policy would: the epoch token goes, unannounced.
     assert.is(await plain.redis.send(["DEL", epochKeyOf(namespace)]), 1);
     const dropped = ev.reach("near-invalidation", 1);

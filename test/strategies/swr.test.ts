@@ -6,20 +6,25 @@ import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { swr } from "../../strategies/swr.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { events, origin } from "../support/strategies.ts";
+import { events, origin, untilPastFresh } from "../support/strategies.ts";
 import { deferred, until } from "../support/wait.ts";
 
 const pttl = async (key: string) => Number(await db.redis.send(["PTTL", key]));
-/**
- * Resolves once `key`'s fresh window (before its last `window` ms) is over
- * for every cache: on the server's own clock, by more than any estimate of it
- * may be off. An estimate is within half the round trip it was measured
- * over, and that round trip ran within `commandTimeoutMs` (1000 ms).
- */
-const pastFresh = (key: string, window = 10_000) => until(async () => (await pttl(key)) <= window - 500);
 
 const Swr = suite("swr()");
 const db = useRedis(Swr, { prefix: "swr", clients: 2 });
+
+/** A cache whose "k" holds "v1" in its error window: fresh for 100 ms, then 10 s in which only a failed load serves it. */
+async function inErrorWindow() {
+  const cache = pipeline(
+    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
+    swr({ staleMs: 0, ifErrorMs: 10_000 }),
+    lease(),
+  );
+  await cache.get("k", () => "v1");
+  await untilPastFresh(db.redis, cache, "k", 10_000);
+  return cache;
+}
 
 Swr("swr() rejects bad windows and caps with messages naming the setting", async () => {
   await rejects(
@@ -65,7 +70,7 @@ Swr("a read in the stale window gets the stale value at once and starts one refr
   const data = a.keys("k").data;
   assert.ok((await pttl(data)) > 10_000, "physical TTL = fresh + stale");
   // Real expiry of the fresh window, seen through the server's PTTL.
-  await pastFresh(data);
+  await untilPastFresh(db.redis, a, "k", 10_000);
   const hold = deferred();
   const o = origin(() => "v2");
   o.hold = hold.promise;
@@ -82,10 +87,11 @@ Swr("a read in the stale window gets the stale value at once and starts one refr
 });
 
 Swr("a failed refresh keeps the stale value and never moves its final deadline", async () => {
-  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 300 }), lease());
+  // A stale window longer than untilPastFresh's margin, so the read below falls inside it.
+  const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 1_500 }), lease());
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
-  await until(async () => (await pttl(data)) <= 300);
+  await untilPastFresh(db.redis, cache, "k", 1_500);
   const before = await pttl(data);
   const boom = new Error("origin down");
   assert.is(await cache.get("k", () => Promise.reject(boom)), "v1");
@@ -102,14 +108,8 @@ Swr("a failed refresh keeps the stale value and never moves its final deadline",
 });
 
 Swr("in the error window a failed load serves the old value; a successful one replaces it", async () => {
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
-    swr({ staleMs: 0, ifErrorMs: 10_000 }),
-    lease(),
-  );
-  await cache.get("k", () => "v1");
+  const cache = await inErrorWindow();
   const data = cache.keys("k").data;
-  await pastFresh(data);
   const boom = new Error("origin down");
   assert.is(await cache.get("k", () => Promise.reject(boom)), "v1");
   assert.equal([cache.stats().stale, cache.stats().loadErrors, cache.stats().misses], [1, 1, 2]);
@@ -120,13 +120,7 @@ Swr("in the error window a failed load serves the old value; a successful one re
 });
 
 Swr("a caller whose own deadline ends in the error window gets its error, not the stale value", async () => {
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
-    swr({ staleMs: 0, ifErrorMs: 10_000 }),
-    lease(),
-  );
-  await cache.get("k", () => "v1");
-  await pastFresh(cache.keys("k").data);
+  const cache = await inErrorWindow();
   const controller = new AbortController();
   const hold = deferred<string>();
   const call = cache.get("k", () => hold.promise, { signal: controller.signal });
@@ -137,13 +131,7 @@ Swr("a caller whose own deadline ends in the error window gets its error, not th
 });
 
 Swr("a caller whose timeoutMs runs out in the error window gets the stale value, not a TimeoutError", async () => {
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 100, namespace: db.ns() },
-    swr({ staleMs: 0, ifErrorMs: 10_000 }),
-    lease(),
-  );
-  await cache.get("k", () => "v1");
-  await pastFresh(cache.keys("k").data);
+  const cache = await inErrorWindow();
   const hold = deferred<string>();
   // The origin hangs: only the caller's own deadline can end this call.
   assert.is(await cache.get("k", () => hold.promise, { timeoutMs: 50 }), "v1");
@@ -161,7 +149,7 @@ Swr("background refreshes are capped by maxRefreshes; the excess is dropped and 
   );
   const ids = ["a", "b", "c", "d", "e"];
   for (const id of ids) await cache.get(id, () => `${id}1`);
-  for (const id of ids) await pastFresh(cache.keys(id).data);
+  for (const id of ids) await untilPastFresh(db.redis, cache, id, 10_000);
   const hold = deferred();
   const o = origin(() => "fresh");
   o.hold = hold.promise;
@@ -178,7 +166,7 @@ Swr("close() drains background refreshes before it resolves", async () => {
   const cache = pipeline({ redis: db.redis, ttlMs: 100, namespace: db.ns() }, swr({ staleMs: 10_000 }), lease());
   await cache.get("k", () => "v1");
   const data = cache.keys("k").data;
-  await pastFresh(data);
+  await untilPastFresh(db.redis, cache, "k", 10_000);
   const hold = deferred();
   const o = origin(() => "v2");
   o.hold = hold.promise;

@@ -53,9 +53,10 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
-import { type RedisServer, startRedis } from "./redis-server.ts";
-import { type RedisCluster, startCluster } from "./redis-cluster.ts";
-import { type SentinelGroup, startSentinelGroup } from "./redis-sentinel.ts";
+import { listenLoopback } from "./listen.ts";
+import { type RedisServer, startRedis } from "./redis_server.ts";
+import { type RedisCluster, startCluster } from "./redis_cluster.ts";
+import { type SentinelGroup, startSentinelGroup } from "./redis_sentinel.ts";
 import {
   blockProblem,
   expectedOutput,
@@ -203,12 +204,7 @@ function fakeApi(): Promise<{ url: string; server: Server }> {
         JSON.stringify({ id: Number(id), name: `Product ${id}` }),
       );}
   });
-  return new Promise((done) =>
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      done({ url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`, server });
-    })
-  );
+  return listenLoopback(server).then((port) => ({ url: `http://127.0.0.1:${port}`, server }));
 }
 
 // --- the servers under examples/ ---

@@ -11,8 +11,8 @@ import type { Test } from "uvu";
 import { connect, type RedisClient } from "../../resp/client.ts";
 import { type ClusterClient, connectCluster } from "../../resp/cluster/client.ts";
 import type { ConnectOptions } from "../../resp/options.ts";
-import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis-cluster.ts";
-import { type RedisServer, startRedis, type StartRedisOptions } from "./redis-server.ts";
+import { type RedisCluster, startCluster, type StartClusterOptions } from "./redis_cluster.ts";
+import { type RedisServer, startRedis, type StartRedisOptions } from "./redis_server.ts";
 
 /** What {@linkcode useRedis} gives a suite; every field is ready from its first test on. */
 export interface RedisFixture {
@@ -193,7 +193,9 @@ export function sharedCluster<T extends object>(options: SharedClusterOptions<T>
 
 /** Two cluster clients standing for two processes: `a` on RESP3 (tracking, push), `b` on RESP2 (polling). */
 export interface TwoProcesses {
+  /** One process' cluster client: RESP3, so its node connections track (near(), push wake-ups). */
   a: ClusterClient;
+  /** Another process' client: RESP2 (no tracking: polling, invalidation messages), seeded from the replicas. */
   b: ClusterClient;
 }
 

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import type { RedisClient } from "../../resp/client.ts";
+import type { CacheEvent } from "../../strategies/events.ts";
 
 /** The argv that runs `file` (a path) under the current runtime. */
 export function workerCommand(file: string): string[] {
@@ -53,4 +54,32 @@ export async function runWorkers(
   }
   await control.send(["RPUSH", `${namespace}:go`, ...argvs.map((_, i) => i)]);
   return await Promise.all(outputs);
+}
+
+/**
+ * A worker's side of a stampede across processes: `onEvent` reports this
+ * process on `<namespace>:parked` (`<id>:lease-won` or `<id>:wait`) the first
+ * time one of its callers wins the lease or waits on it; `load` is the
+ * origin, a Redis counter (INCR) so calls are counted across processes, that
+ * answers only once `total` processes are parked, so the race is forced, not
+ * hoped for.
+ */
+export function stampedeWorker(control: RedisClient, namespace: string, id: string, total: number) {
+  let parked = false;
+  return {
+    onEvent(event: CacheEvent): void {
+      if (parked || (event.type !== "wait" && event.type !== "lease-won")) return;
+      parked = true;
+      void control.send(["RPUSH", `${namespace}:parked`, `${id}:${event.type}`]);
+    },
+    async load(): Promise<string> {
+      const call = Number(await control.send(["INCR", `${namespace}:origin`]));
+      const deadline = Date.now() + 15_000;
+      while (Number(await control.send(["LLEN", `${namespace}:parked`])) < total) {
+        if (Date.now() > deadline) throw new Error("the other workers never joined the race");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return `value-${call}`;
+    },
+  };
 }

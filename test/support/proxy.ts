@@ -7,6 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { listenLoopback } from "./listen.ts";
 
 export interface Proxy {
   readonly port: number;
@@ -83,7 +84,7 @@ class Lane {
   }
 }
 
-export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promise<Proxy> {
+export async function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promise<Proxy> {
   const pairs = new Set<{ client: Socket; server: Socket }>();
   const clientChunks: Uint8Array[] = [];
   let paused = false;
@@ -141,74 +142,69 @@ export function startProxy(targetPort: number, targetHost = "127.0.0.1"): Promis
     client.on("error", end);
     upstream.on("error", end);
   });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      resolve({
-        port,
-        url: `redis://127.0.0.1:${port}`,
-        clientChunks,
-        get connections() {
-          return pairs.size;
-        },
-        delay(ms) {
-          latency.ms = ms;
-        },
-        pause() {
-          paused = true;
-          for (const p of pairs) p.client.pause();
-        },
-        pauseAfter(bytes) {
-          return new Promise((reached) => (pauseAt = { bytes, reached }));
-        },
-        resume() {
-          paused = false;
-          for (const p of pairs) p.client.resume();
-        },
-        holdReplies() {
-          holding = true;
-        },
-        holdRepliesAfter(bytes) {
-          if (bytes === 0) holding = true;
-          else passing = bytes;
-        },
-        releaseReplies() {
-          holding = false;
-          passing = undefined;
-          for (const h of held.splice(0)) h.client.write(h.data);
-        },
-        releaseRepliesTogether() {
-          holding = false;
-          const byClient = new Map<Socket, Uint8Array[]>();
-          for (const h of held.splice(0)) {
-            const list = byClient.get(h.client) ?? [];
-            list.push(h.data);
-            byClient.set(h.client, list);
-          }
-          for (const [client, chunks] of byClient) client.write(Buffer.concat(chunks));
-        },
-        heldText() {
-          return Buffer.concat(held.map((h) => h.data)).toString("latin1");
-        },
-        inject(bytes) {
-          for (const p of pairs) p.client.write(bytes);
-        },
-        cut() {
-          for (const p of pairs) {
-            p.client.destroy();
-            p.server.destroy();
-          }
-          pairs.clear();
-        },
-        close() {
-          for (const p of pairs) {
-            p.client.destroy();
-            p.server.destroy();
-          }
-          return new Promise<void>((r) => server.close(() => r()));
-        },
-      });
-    });
-  });
+  const port = await listenLoopback(server);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    clientChunks,
+    get connections() {
+      return pairs.size;
+    },
+    delay(ms) {
+      latency.ms = ms;
+    },
+    pause() {
+      paused = true;
+      for (const p of pairs) p.client.pause();
+    },
+    pauseAfter(bytes) {
+      return new Promise((reached) => (pauseAt = { bytes, reached }));
+    },
+    resume() {
+      paused = false;
+      for (const p of pairs) p.client.resume();
+    },
+    holdReplies() {
+      holding = true;
+    },
+    holdRepliesAfter(bytes) {
+      if (bytes === 0) holding = true;
+      else passing = bytes;
+    },
+    releaseReplies() {
+      holding = false;
+      passing = undefined;
+      for (const h of held.splice(0)) h.client.write(h.data);
+    },
+    releaseRepliesTogether() {
+      holding = false;
+      const byClient = new Map<Socket, Uint8Array[]>();
+      for (const h of held.splice(0)) {
+        const list = byClient.get(h.client) ?? [];
+        list.push(h.data);
+        byClient.set(h.client, list);
+      }
+      for (const [client, chunks] of byClient) client.write(Buffer.concat(chunks));
+    },
+    heldText() {
+      return Buffer.concat(held.map((h) => h.data)).toString("latin1");
+    },
+    inject(bytes) {
+      for (const p of pairs) p.client.write(bytes);
+    },
+    cut() {
+      for (const p of pairs) {
+        p.client.destroy();
+        p.server.destroy();
+      }
+      pairs.clear();
+    },
+    close() {
+      for (const p of pairs) {
+        p.client.destroy();
+        p.server.destroy();
+      }
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }

@@ -10,9 +10,9 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { seed } from "./random.ts";
-import { type FileResult, runFile } from "./run-file.ts";
-import { report } from "./run-report.ts";
-import { runInWorkers, serveFiles, stopWorkers } from "./run-workers.ts";
+import { type FileResult, runFile } from "./run_file.ts";
+import { report } from "./run_report.ts";
+import { runInWorkers, serveFiles, stopWorkers } from "./run_workers.ts";
 
 const here = import.meta.dirname ?? new URL(".", import.meta.url).pathname;
 const root = resolve(here, "..");

@@ -2,7 +2,9 @@
  * What the strategy tests share besides the server: an origin that counts and
  * holds its calls, an event log that resolves once enough events were seen,
  * and `plant()`, which stores an entry exactly as a publication would (for a
- * test that needs an entry of a given age without waiting for it to age).
+ * test that needs an entry of a given age without waiting for it to age),
+ * and the waits for what a real server decides when: an entry held near, an
+ * entry past its fresh window.
  */
 import { keySlot } from "../../resp/cluster/client.ts";
 import type { RedisLike } from "../../resp/types.ts";
@@ -10,10 +12,11 @@ import { encodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { writePublication as publish } from "../../strategies/pipeline/fill/publish_script.ts";
 import { token } from "../../strategies/pipeline/coherence/versions.ts";
 import { epochKeyOf, escapeTag, tagKeyPrefix } from "../../strategies/pipeline/coherence/version_keys.ts";
+import type { Cache } from "../../strategies/cache.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
 import type { Identity, Keys } from "../../strategies/types.ts";
-import type { RedisCluster } from "./redis-cluster.ts";
-import { deferred } from "./wait.ts";
+import type { RedisCluster } from "./redis_cluster.ts";
+import { deferred, until } from "./wait.ts";
 
 /**
  * An origin that counts its calls and, while `hold` is set, waits for it
@@ -154,4 +157,38 @@ export function spread(cluster: RedisCluster, cache: { keys(id: Identity): Keys 
     out.push(id);
   }
   return out;
+}
+
+/**
+ * Get `id` through `cache` until one get is a near hit serving `value`: near()
+ * keeps only what a read no invalidation overtook brought in, and its
+ * invalidations take a moment to start (tracking, or the message channel's
+ * subscription), so a test that needs the entry held near reads until it is.
+ * `id` must be in Redis already: a get that misses fails instead of loading.
+ */
+export async function untilNearHit<T>(cache: Cache<T>, id: Identity, value: T, withinMs?: number): Promise<void> {
+  const missed = () => Promise.reject(new Error(`untilNearHit: a get of ${JSON.stringify(id)} missed`));
+  await until(async () => {
+    const hits = cache.stats().nearHits;
+    return (await cache.get(id, missed)) === value && cache.stats().nearHits > hits;
+  }, withinMs);
+}
+
+/**
+ * Wait until the fresh window of `cache`'s entry of `id` is over for every
+ * cache: the server's TTL of its data key is at most `windowMs` (the stale
+ * or error window swr() added) less 500 ms. A cache judges windows by its
+ * estimate of the server's clock, which may lag by half the round trip it
+ * was measured over, and that round trip ran within `commandTimeoutMs`
+ * (1000 ms by default): under load, a cache whose estimate lagged still
+ * found the entry fresh right at the server's mark.
+ */
+export async function untilPastFresh(
+  redis: RedisLike,
+  cache: Pick<Cache<unknown>, "keys">,
+  id: Identity,
+  windowMs: number,
+): Promise<void> {
+  const data = cache.keys(id).data;
+  await until(async () => Number(await redis.send(["PTTL", data])) <= windowMs - 500);
 }

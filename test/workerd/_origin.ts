@@ -7,7 +7,7 @@
  * @module
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLoopback } from "../support/listen.ts";
 
 /** A running origin. */
 export interface Origin {
@@ -49,8 +49,7 @@ export async function startOrigin(): Promise<Origin> {
       res.end(JSON.stringify({ key: url.searchParams.get("key"), load: n }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     loads: (ns) => loads.get(ns) ?? 0,

@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { startRedis } from "../support/redis-server.ts";
+import { startRedis } from "../support/redis_server.ts";
 import { startProxy } from "../support/proxy.ts";
 import { startOrigin } from "./_origin.ts";
 import { startWorkerd } from "./_workerd.ts";

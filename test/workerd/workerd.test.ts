@@ -11,7 +11,7 @@ import { deflateRawSync } from "node:zlib";
 import { compressed, pipeline } from "../../mod.ts";
 import { decodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { useRedis } from "../support/fixture.ts";
-import { startRedis } from "../support/redis-server.ts";
+import { startRedis } from "../support/redis_server.ts";
 import { until, within } from "../support/wait.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
 import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";

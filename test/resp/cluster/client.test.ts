@@ -13,8 +13,8 @@ import { Script } from "../../../resp/script.ts";
 import type { Arg, ConnectionEvent, Reply } from "../../../resp/types.ts";
 import { rejects, until } from "../../support/assert.ts";
 import { load, summary } from "../../support/load.ts";
-import { parseClusterNodes, type RedisCluster } from "../../support/redis-cluster.ts";
-import { freePort, startRedis } from "../../support/redis-server.ts";
+import { parseClusterNodes, type RedisCluster } from "../../support/redis_cluster.ts";
+import { freePort, startRedis } from "../../support/redis_server.ts";
 import { sharedCluster } from "../../support/fixture.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

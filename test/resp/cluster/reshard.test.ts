@@ -13,7 +13,7 @@ import { until } from "../../support/wait.ts";
 import { load, summary } from "../../support/load.ts";
 import { startProxy } from "../../support/proxy.ts";
 import { sharedCluster } from "../../support/fixture.ts";
-import type { RedisCluster } from "../../support/redis-cluster.ts";
+import type { RedisCluster } from "../../support/redis_cluster.ts";
 
 interface Ctx {
   cluster: RedisCluster;

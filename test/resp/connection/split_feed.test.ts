@@ -4,7 +4,7 @@ import { Buffer } from "node:buffer";
 import { connect } from "../../../resp/mod.ts";
 import { SPLIT_BYTES, SPLIT_REPLIES, SPLIT_WAITING, SplitFeed } from "../../../resp/connection/split_feed.ts";
 import { useRedis } from "../../support/fixture.ts";
-import type { RedisServer } from "../../support/redis-server.ts";
+import type { RedisServer } from "../../support/redis_server.ts";
 import { type Proxy, startProxy } from "../../support/proxy.ts";
 import { until } from "../../support/wait.ts";
 

@@ -11,7 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../../resp/mod.ts";
 import { RedisReplyError } from "../../../resp/errors.ts";
-import { type RedisServer, startRedis } from "../../support/redis-server.ts";
+import { type RedisServer, startRedis } from "../../support/redis_server.ts";
 import { rejects } from "../../support/assert.ts";
 import { isProtocolError, ProtocolError } from "../../../resp/errors.ts";
 import { b, cat, check, encodeReply, err, map, offHeap, prng, R, randomReply, recorder, refuses } from "../_vectors.ts";

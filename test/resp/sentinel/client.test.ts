@@ -15,9 +15,9 @@ import { near } from "../../../strategies/near.ts";
 import { ServerClock } from "../../../strategies/pipeline/read/clock.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
-import { startFakeServer } from "../../support/fake-server.ts";
-import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis-sentinel.ts";
-import { origin } from "../../support/strategies.ts";
+import { startFakeServer } from "../../support/fake_server.ts";
+import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis_sentinel.ts";
+import { origin, untilNearHit } from "../../support/strategies.ts";
 import { deferred, tick, until } from "../../support/wait.ts";
 
 const DATA_PASSWORD = "data-secret";
@@ -213,11 +213,7 @@ test("near() over a RESP2 sentinel client keeps coherent from invalidation messa
   const cached = pipeline<string>({ redis: reader, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
   const writes = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace });
   assert.is(await cached.get("k", () => "before"), "before");
-  await until(async () => {
-    const hits = cached.stats().nearHits;
-    await cached.get("k", () => "unused");
-    return cached.stats().nearHits > hits;
-  });
+  await untilNearHit(cached, "k", "before");
   await writes.set("k", "after");
   await until(async () => (await cached.get("k", () => "unused")) === "after", 5000);
   await Promise.all([cached.close(), writes.close()]);
@@ -331,11 +327,7 @@ test("across one failover: near() drops its entries and hears the new master's w
   const cached = pipeline<string>({ redis: reader, ttlMs: 60_000, namespace }, near({ maxEntries: 100 }));
   const writes = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace });
   assert.is(await cached.get("k", () => "before"), "before");
-  await until(async () => {
-    const hits = cached.stats().nearHits;
-    await cached.get("k", () => "unused");
-    return cached.stats().nearHits > hits;
-  });
+  await untilNearHit(cached, "k", "before");
   const first = pipeline<string>({ redis: reader, ttlMs: 60_000, namespace }, lease({ leaseMs: 300 }));
   const second = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace }, lease({ leaseMs: 5000 }));
   const hold = deferred();

@@ -11,9 +11,9 @@ import { ConnectionError } from "../../../resp/errors.ts";
 import { connectSentinel } from "../../../resp/sentinel/mod.ts";
 import { MAX_LEARNED_SENTINELS } from "../../../resp/sentinel/sentinels.ts";
 import { rejects } from "../../support/assert.ts";
-import { type FakeServer, startFakeServer } from "../../support/fake-server.ts";
+import { type FakeServer, startFakeServer } from "../../support/fake_server.ts";
 import { useRedis } from "../../support/fixture.ts";
-import type { RedisServer } from "../../support/redis-server.ts";
+import type { RedisServer } from "../../support/redis_server.ts";
 import { until } from "../../support/wait.ts";
 
 const bulk = (s: string) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;

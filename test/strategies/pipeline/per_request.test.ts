@@ -12,7 +12,7 @@ import { pipeline, swr } from "../../../mod.ts";
 import { deferred, until } from "../../support/wait.ts";
 import { type Proxy, startProxy } from "../../support/proxy.ts";
 import { useRedis } from "../../support/fixture.ts";
-import type { RedisServer } from "../../support/redis-server.ts";
+import type { RedisServer } from "../../support/redis_server.ts";
 
 const PerRequest = suite<{ server: RedisServer; proxy: Proxy }>("a cache per request");
 const db = useRedis(PerRequest, { clients: 1 });

@@ -18,7 +18,7 @@ import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { cacheStatus } from "../../../strategies/pipeline/report/cache_status.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
-import { startRedis } from "../../support/redis-server.ts";
+import { startRedis } from "../../support/redis_server.ts";
 import { events, origin } from "../../support/strategies.ts";
 import { barrier, until } from "../../support/wait.ts";
 
