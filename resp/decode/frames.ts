@@ -70,7 +70,7 @@ function verbatimText(buf: Buffer, a: number, b: number, at: number): number {
 /** Parses one connection's stream; `feed` it every chunk in order. */
 export class FrameParser {
   // `#private` state: measured no slower than plain properties in a hot
-  // loop on Node 20, Bun 1.4 and Deno 2.9, and decode-micro gave the same
+  // loop on Node 20, Bun 1.4 and Deno 2.9, and decode_micro gave the same
   // figures with either.
   readonly #modes: Modes;
   /** Open aggregates and where finished values go. */
