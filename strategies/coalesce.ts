@@ -33,7 +33,11 @@ interface Flight {
  * The flight leaves the map when it settles, success or failure, so an error
  * is never served to later callers; a caller who arrives once every caller
  * of a flight has left starts a new flight rather than join the abandoned one. Background refreshes pass through
- * unshared (the cache runs at most one per key already). A `forceFresh`
+ * unshared (the cache runs at most one per key already), but a caller who
+ * misses while one runs for its key waits for it and takes its value (a
+ * refresh that ends with none, skipped or failed, leaves the caller to load):
+ * `lease()` would have held the caller back in Redis, but it steps aside
+ * while Redis refuses writes or cannot be reached. A `forceFresh`
  * call shares a flight only with the other `forceFresh` calls of its key: a
  * plain flight may have begun loading before it was made.
  *
@@ -52,6 +56,8 @@ interface Flight {
  */
 export function coalesce(): CoalesceStrategy {
   const flights = new Map<string, Flight>();
+  /** Background refreshes in flight, by data key. */
+  const refreshes = new Map<string, Promise<Outcome>>();
   let cache: CacheContext | undefined;
   return {
     name: "coalesce",
@@ -66,11 +72,15 @@ export function coalesce(): CoalesceStrategy {
       // The flight keeps its callers; a caller arriving now must not get a
       // value older than one this process already served (or one loaded
       // before an invalidation it saw resolve).
-      if (flights.size === 0) return;
-      if (key === undefined) flights.clear();
-      else {
-        flights.delete(key);
-        flights.delete(FORCED + key);
+      if (key === undefined) {
+        flights.clear();
+        refreshes.clear();
+      } else {
+        if (flights.size > 0) {
+          flights.delete(key);
+          flights.delete(FORCED + key);
+        }
+        refreshes.delete(key);
       }
     },
     fill(next) {
@@ -78,7 +88,16 @@ export function coalesce(): CoalesceStrategy {
         // A background refresh may end "skipped" (another process refreshes)
         // with no value: a caller who missed must never receive that. The
         // cache already runs at most one refresh per key, so nothing is lost.
-        if (req.background) return next(req);
+        if (req.background) {
+          const refresh = next(req);
+          const key = req.keys.data;
+          refreshes.set(key, refresh);
+          const done = () => {
+            if (refreshes.get(key) === refresh) refreshes.delete(key);
+          };
+          refresh.then(done, done);
+          return refresh;
+        }
         const key = req.freshAfter === undefined ? req.keys.data : FORCED + req.keys.data;
         let flight = flights.get(key);
         // A flight whose callers all left is aborted but stays in the map
@@ -87,7 +106,14 @@ export function coalesce(): CoalesceStrategy {
         // Start a new flight instead; the old one's leave() spares it.
         if (flight === undefined || flight.controller.signal.aborted) {
           const controller = new AbortController();
-          const promise = next({ ...req, signal: controller.signal });
+          // A forceFresh flight never takes a refresh's value: it may have begun before the call.
+          const refresh = req.freshAfter === undefined ? refreshes.get(key) : undefined;
+          const load = () => next({ ...req, signal: controller.signal });
+          if (refresh !== undefined) cache?.emit({ type: "coalesced", key: req.keys.data });
+          const promise = refresh === undefined ? load() : refresh.then(
+            (outcome) => outcome.from === "skipped" ? load() : outcome,
+            load,
+          );
           const created: Flight = { promise, controller, callers: 0 };
           flights.set(key, created);
           const leave = () => {

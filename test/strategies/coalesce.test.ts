@@ -182,38 +182,85 @@ Coalesce("independent keys do not block each other", async () => {
   await cache.close();
 });
 
-Coalesce("a caller who misses never joins a background refresh, which may end without a value", async () => {
-  const gate = deferred();
-  // Holds background refreshes between coalesce() and lease().
-  const holdBackground: Strategy = {
-    name: "hold-background",
-    fill: (next) =>
-      async function held(req) {
-        if (req.background) await gate.promise;
-        return next({ ...req });
-      },
-  };
-  const cache = pipeline(
-    { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
-    xfetch(),
-    coalesce(),
-    holdBackground,
-    lease({ waitMs: 100 }),
-  );
-  const keys = cache.keys("k");
-  // Fresh but close to expiry with a slow last load: xfetch refreshes early.
-  await plant(db.redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
-  assert.is(await cache.get("k", () => "unused"), "current");
-  // Another process takes over refreshing, and the value expires meanwhile.
-  await db.redis.send(["SET", keys.lease, "another-process", "PX", 5000]);
-  await db.redis.send(["DEL", keys.data]);
-  const o = origin(() => "never");
-  const miss = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
-  gate.resolve();
-  const result = await miss;
-  assert.ok("e" in result && result.e instanceof TimeoutError, `the caller got ${JSON.stringify(result)}`);
-  assert.is(o.calls, 0);
-  await cache.close();
-});
+Coalesce(
+  "a caller who misses while a refresh ends without a value (skipped) loads for itself, never taking none",
+  async () => {
+    const gate = deferred();
+    // Holds background refreshes between coalesce() and lease().
+    const holdBackground: Strategy = {
+      name: "hold-background",
+      fill: (next) =>
+        async function held(req) {
+          if (req.background) await gate.promise;
+          return next({ ...req });
+        },
+    };
+    const cache = pipeline(
+      { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
+      xfetch(),
+      coalesce(),
+      holdBackground,
+      lease({ waitMs: 100 }),
+    );
+    const keys = cache.keys("k");
+    // Fresh but close to expiry with a slow last load: xfetch refreshes early.
+    await plant(db.redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
+    assert.is(await cache.get("k", () => "unused"), "current");
+    // Another process takes over refreshing, and the value expires meanwhile.
+    await db.redis.send(["SET", keys.lease, "another-process", "PX", 5000]);
+    await db.redis.send(["DEL", keys.data]);
+    const o = origin(() => "never");
+    const miss = cache.get("k", o.load).then((v) => ({ v }), (e: unknown) => ({ e }));
+    gate.resolve();
+    const result = await miss;
+    assert.ok("e" in result && result.e instanceof TimeoutError, `the caller got ${JSON.stringify(result)}`);
+    assert.is(o.calls, 0);
+    await cache.close();
+  },
+);
+
+Coalesce(
+  "a caller who misses while a background refresh runs for its key takes the refresh's value: one origin call",
+  async () => {
+    const gate = deferred();
+    // Holds background refreshes between coalesce() and lease()'s own step: the refresh has no lease yet, so
+    // nothing in Redis would hold the caller back (as when lease() steps aside: writes refused, Redis down).
+    const holdBackground: Strategy = {
+      name: "hold-background",
+      // Beside lease(), inside coalesce() (stage "process"): coalesce() sees the refresh start.
+      stage: "redis",
+      fill: (next) =>
+        async function held(req) {
+          if (req.background) await gate.promise;
+          return next({ ...req });
+        },
+    };
+    // RESP2 and no near tier: nothing tells this cache of the DEL below, which stands for the entry expiring
+    // unseen (a change it hears supersedes the refresh, whose value may predate the change).
+    const redis = await db.client({ resp: 2 });
+    const cache = pipeline(
+      { redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
+      xfetch(),
+      coalesce(),
+      holdBackground,
+      lease({ waitMs: 100 }),
+    );
+    await plant(db.redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
+    const o = origin(() => "refreshed");
+    // Fresh but close to expiry with a slow last load: xfetch starts a refresh, held.
+    assert.is(await cache.get("k", o.load), "current");
+    await db.redis.send(["DEL", cache.keys("k").data]);
+    let settled = false;
+    const miss = cache.get("k", o.load).finally(() => settled = true);
+    for (let i = 0; i < 20; i++) await tick();
+    assert.is(o.calls, 0, "the caller loaded beside the refresh");
+    assert.is(settled, false);
+    gate.resolve();
+    assert.is(await miss, "refreshed");
+    assert.is(o.calls, 1);
+    assert.is(cache.stats().coalesced, 1);
+    await cache.close();
+  },
+);
 
 Coalesce.run();
