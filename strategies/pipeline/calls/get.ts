@@ -171,7 +171,10 @@ export class Gets {
       try {
         entry = near ?? await p.reader.shared(keys, deadline?.signal);
       } catch (error) {
-        if (outage === undefined || !outage.failed(key, error)) throw error;
+        if (outage === undefined || !outage.failed(key, error)) {
+          outage?.unanswered(key);
+          throw error;
+        }
         return await this.#local(method, keys, identity, loader, call, startedAt, undefined, report);
       }
       outage?.answered(key);
@@ -197,7 +200,10 @@ export class Gets {
       } catch (error) {
         // Redis died while this get waited for a lease or loaded: the same
         // path as a get that found it dead (the entry read, if any, first).
-        if (outage === undefined || !outage.failed(key, error)) throw error;
+        if (outage === undefined || !outage.failed(key, error)) {
+          outage?.unanswered(key);
+          throw error;
+        }
         return await this.#local(method, keys, identity, loader, call, startedAt, entry, report);
       }
     } catch (error) {
@@ -420,7 +426,10 @@ export class Gets {
     try {
       entry = (p.near ? p.reader.near(key) : undefined) ?? await p.reader.shared(keys, undefined);
     } catch (error) {
-      if (outage === undefined || !outage.failed(key, error)) throw error;
+      if (outage === undefined || !outage.failed(key, error)) {
+        outage?.unanswered(key);
+        throw error;
+      }
       return p.reader.local(key)?.entry.value;
     }
     outage?.answered(key);

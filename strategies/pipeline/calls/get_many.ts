@@ -104,7 +104,10 @@ async function fillBatch(
       outage?.answered(key);
       return { entry, near: near !== undefined, down: false };
     } catch (error) {
-      if (outage === undefined || !outage.failed(key, error)) throw error;
+      if (outage === undefined || !outage.failed(key, error)) {
+        outage?.unanswered(key);
+        throw error;
+      }
       return { entry: undefined, near: false, down: true };
     }
   }));

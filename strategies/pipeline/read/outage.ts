@@ -90,7 +90,11 @@ export class Outage {
     }
     const down = this.#downFor(key);
     if (down === undefined) return "read";
-    if (down.probing || this.#p.now() < down.probeAt) return "skip";
+    // A client that says it is not connected would only queue the probe
+    // until commandTimeoutMs: its reconnect ("ready") ends the outage instead.
+    if (down.probing || this.#p.now() < down.probeAt || (this.#connected !== undefined && !this.#connected())) {
+      return "skip";
+    }
     down.probing = true;
     return "probe";
   }
@@ -104,6 +108,18 @@ export class Outage {
     if (!isOutage(error)) return false;
     this.#mark(blamedKey(error) ?? key, error);
     return true;
+  }
+
+  /**
+   * A read of `key` ended without an answer either way (the caller's own
+   * deadline or signal): if it was the probe, the next get probes instead,
+   * or no get would read Redis again through a client that never says it
+   * reconnected (an adapter, a cluster).
+   */
+  unanswered(key: string): void {
+    if (this.#down.size === 0) return;
+    const down = this.#downFor(key);
+    if (down !== undefined) down.probing = false;
   }
 
   /** What said the server of `key` is down (for the `degraded` events of the gets served meanwhile). */

@@ -10,6 +10,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type RedisClient } from "../../../resp/client.ts";
+import { TimeoutError } from "../../../resp/errors.ts";
 import type { Arg, SendOptions } from "../../../resp/types.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
@@ -65,8 +66,11 @@ Down(
     const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
     const wire = counted(redis);
     const ev = events();
+    // A clock of our own moves the cache past probeMs without a sleep.
+    let skew = 0;
+    const now = () => performance.now() + skew;
     const cache = pipeline<string>(
-      { redis: wire as never, ttlMs: 60_000, namespace: "d", onRedisDown: "local", onEvent: ev.onEvent },
+      { redis: wire as never, ttlMs: 60_000, namespace: "d", onRedisDown: "local", onEvent: ev.onEvent, now },
       coalesce(),
       lease(),
     );
@@ -102,11 +106,16 @@ Down(
       }));
       assert.is(cold.calls, 1, "origin calls for a cold identity");
       assert.is(wire.sent, sentBefore, "a get sent a command to a dead Redis");
-      // Every get served without Redis is counted: the first, the 50, the 20.
-      assert.is(cache.stats().degraded, 71);
+      // Past probeMs: the client says it is not connected, so no get probes (it would only wait in the
+      // client's queue for commandTimeoutMs); its reconnect ends the outage.
+      skew += 1_001;
+      assert.is(await cache.get("k", o.load), "local 1");
+      assert.is(wire.sent, sentBefore, "a get probed a client that said it was not connected");
+      // Every get served without Redis is counted: the first, the 50, the 20, the one past probeMs.
+      assert.is(cache.stats().degraded, 72);
       assert.equal(ev.seen.filter((e) => e.type === "redis-down").length, 1);
-      // Back up. Through a client that tells nothing of its connection (this
-      // counting wrapper, an adapter), a get probes Redis once per probeMs and
+      // Back up. The client reconnects (this counting wrapper passes on its
+      // connected flag, not its events), a get probes Redis once per probeMs and
       // finds it answering; gets read Redis again; nothing loaded while down was stored.
       await server.restart();
       await until(async () => (await cache.get("k", o.load), ev.count("redis-up") > 0), 5_000, 50);
@@ -163,39 +172,54 @@ Down("a near entry is kept through the outage and served stale, then dropped whe
   }
 });
 
-Down("a silent server (SIGSTOP): a command timeout opens the outage, one probe per probeMs closes it", async () => {
-  const server = await startRedis();
-  const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 100 });
-  const wire = counted(redis);
-  const ev = events();
-  const cache = pipeline<string>(
-    { redis: wire as never, ttlMs: 60_000, namespace: "s", onRedisDown: "local", probeMs: 200, onEvent: ev.onEvent },
-    coalesce(),
-  );
-  try {
-    assert.is(await cache.get("warm", () => "v"), "v");
-    server.signal("SIGSTOP");
-    assert.is(await cache.get("k", () => "local"), "local");
-    await ev.reach("redis-down", 1);
-    const down = ev.seen.find((e) => e.type === "redis-down");
-    assert.match(String(down?.type === "redis-down" ? (down.error as Error).message : ""), /commandTimeoutMs/);
-    // Before probeMs, no get reads Redis.
-    const sent = wire.sent;
-    for (let i = 0; i < 10; i++) assert.is(await cache.get("k", () => "again"), "local");
-    assert.is(wire.sent, sent, "a get read a silent Redis before probeMs");
-    server.signal("SIGCONT");
-    // After probeMs one get probes, finds Redis answering, and the outage ends.
-    await new Promise((r) => setTimeout(r, 250));
-    await cache.get("k2", () => "after");
-    await ev.reach("redis-up", 1);
-    assert.ok(wire.sent > sent, "no probe was sent");
-  } finally {
-    server.signal("SIGCONT");
-    await cache.close({ timeoutMs: 1000 });
-    redis.destroy();
-    await server.stop();
-  }
-});
+Down(
+  "a silent server (SIGSTOP): a command timeout opens the outage, one probe per probeMs closes it, even after a probe its caller's deadline ended",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 100 });
+    // Send-only, as an adapter: nothing says whether it is connected, so only a probe ends the outage.
+    // It counts reads (GETs): the clock's background re-measure may go out at any time.
+    const wire = {
+      reads: 0,
+      send(args: readonly Arg[], options?: SendOptions) {
+        if (String(args[0]).toUpperCase() === "GET") wire.reads++;
+        return redis.send(args, options);
+      },
+    };
+    const ev = events();
+    let skew = 0;
+    const now = () => performance.now() + skew;
+    const cache = pipeline<string>(
+      { redis: wire, ttlMs: 60_000, namespace: "s", onRedisDown: "local", probeMs: 200, onEvent: ev.onEvent, now },
+      coalesce(),
+    );
+    try {
+      assert.is(await cache.get("warm", () => "v"), "v");
+      server.signal("SIGSTOP");
+      assert.is(await cache.get("k", () => "local"), "local");
+      await ev.reach("redis-down", 1);
+      const down = ev.seen.find((e) => e.type === "redis-down");
+      assert.match(String(down?.type === "redis-down" ? (down.error as Error).message : ""), /commandTimeoutMs/);
+      // Before probeMs, no get reads Redis.
+      const reads = wire.reads;
+      for (let i = 0; i < 10; i++) assert.is(await cache.get("k", () => "again"), "local");
+      assert.is(wire.reads, reads, "a get read a silent Redis before probeMs");
+      // Past probeMs one get probes; its caller's own deadline, shorter than commandTimeoutMs, ends it first.
+      skew += 201;
+      await rejects(() => cache.get("k", () => "never", { timeoutMs: 20 }), TimeoutError, /'timeoutMs' of 20 ms/);
+      assert.ok(wire.reads > reads, "the probe was sent");
+      // That probe told nothing: the next get probes again, finds Redis answering, and the outage ends.
+      server.signal("SIGCONT");
+      assert.is(await cache.get("warm", () => "not stored"), "v");
+      await ev.reach("redis-up", 1);
+    } finally {
+      server.signal("SIGCONT");
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
 
 Down("'error' (the default): a dead Redis is an error in bounded time, and the origin is never called", async () => {
   const server = await startRedis();
