@@ -26,7 +26,12 @@ const numsub = async (channel: string) => (await db.redis.send(["PUBSUB", "NUMSU
  */
 async function waitBehindOwner(namespace: string, waiter: Cache<string>, id: string, timeoutMs: number) {
   const ev = events();
-  const owner = pipeline<string>({ redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent }, lease());
+  // A lease far longer than the wait: on a busy machine the default 1.5 s ran out before the owner was
+  // released, and the waiter took the lease and loaded, which is not what these tests are about.
+  const owner = pipeline<string>(
+    { redis: db.other, ttlMs: 5000, namespace, onEvent: ev.onEvent },
+    lease({ leaseMs: 60_000 }),
+  );
   const hold = deferred();
   const load = origin(() => "published");
   load.hold = hold.promise;
