@@ -1,0 +1,234 @@
+/**
+ * Scenario "recipes": herdless against what users write instead, the three
+ * seed articles' recipes (lab/stampede/recipes/), through the lab's own stories: a
+ * cold burst across 4 processes, a hot key, many keys expiring together, a
+ * slow origin below and above recipe 001's 2.5 s poll budget, a failing
+ * origin, FLUSHALL, a reader whose wall clock runs 30 s ahead, and an owner
+ * paused past its lock. Each story is one table (herdless' full pipeline,
+ * then recipe 001, 000, 002) with the same loads, origins and counters as
+ * the other scenarios, plus Redis commands per request and values older
+ * than one already served. The quick lab leaves out the cold burst and the
+ * origin above the poll budget (the two that take longest), unless `--only`
+ * names the scenario.
+ *
+ * @module
+ */
+import { describeRow, type LayerSettings, layerSettings, ROWS } from "../rows/layers.ts";
+import { recipeRows, type RecipeSettings } from "../rows/sets.ts";
+import { runSteady, type SteadySpec } from "../load/steady.ts";
+import type { LabContext, Mark, Scenario, ScenarioResult } from "../types.ts";
+import { runBurst } from "./cold_burst.ts";
+
+const POOLS = 4;
+const SKEWED_SHARE = 500;
+
+type Story = Omit<SteadySpec, "id" | "pools" | "sets" | "layers" | "title"> & {
+  id: string;
+  title: string;
+  /** Left out of the quick lab. */
+  fullOnly?: boolean;
+  layers: LayerSettings;
+  recipe?: Partial<RecipeSettings>;
+};
+
+function ttlMarks(ttlMs: number, durationMs: number): Mark[] {
+  return Array.from(
+    { length: Math.floor((durationMs - 1) / ttlMs) },
+    (_, i) => ({ atMs: (i + 1) * ttlMs, label: "TTL" }),
+  );
+}
+
+function steady(ctx: LabContext, story: Story): Promise<ScenarioResult> {
+  const recipe: RecipeSettings = { staleMs: story.layers.staleMs, ...story.recipe };
+  return runSteady(ctx, {
+    ...story,
+    id: `recipes-${story.id}`,
+    pools: POOLS,
+    sets: recipeRows(story.layers, recipe),
+    // The recipes set no caller deadline of their own (001 polls 2.5 s, then loads): let every request finish.
+    drainMs: story.drainMs ?? 6000,
+  }).then((r) => ({ ...r, id: story.id }));
+}
+
+/** The stories, in the order of the tables. */
+function stories(quick: boolean): Story[] {
+  const ttlMs = quick ? 700 : 2000;
+  const durationMs = quick ? 1600 : 5000;
+  // 500 per row, not the other scenarios' 1,000: the recipes' polling costs the lab process CPU too, and a
+  // starved lab measures the machine (2 shared cores), not the caches.
+  const rate = 500;
+  const hot = (title: string) => `${rate} requests/s for ${durationMs / 1000} s on 1 key, TTL ${ttlMs} ms, ${title}`;
+  // 400 requests/s for 0.5 s: every caller of the above-budget story arrives while the first load runs, with a
+  // margin for 50 polls taking longer than 2.5 s on a busy machine (each is a timer and a round trip).
+  const slow = (originMs: number): Story => {
+    const above = originMs > 2500;
+    const leaseMs = originMs + 3000;
+    return {
+      id: above ? "slow-origin-above" : "slow-origin-below",
+      title: `cold key, origin ${originMs / 1000} s (${above ? "above" : "below"} 001's 2.5 s poll budget)`,
+      setup: `400 requests/s for 0.5 s on 1 missing key, origin ${originMs} ms, herdless lease ${
+        leaseMs / 1000
+      } s, wait and caller timeout ${(leaseMs - 1000) / 1000} s`,
+      ratePerSec: 400,
+      durationMs: 500,
+      ttlMs: 60_000,
+      keys: 1,
+      warm: false,
+      origin: { baseMs: originMs },
+      bucketMs: 250,
+      timeoutMs: leaseMs - 1000,
+      drainMs: originMs + 6000,
+      layers: layerSettings(60_000, { leaseMs, waitMs: leaseMs - 1000 }),
+    };
+  };
+  const down = quick ? { from: 500, to: 1300 } : { from: 700, to: 4000 };
+  const flushAt = quick ? 400 : 1000;
+  const pause = { atMs: quick ? 500 : 1500, ms: 1000 };
+  const lockMs = 300;
+  return [
+    {
+      id: "hot-key",
+      title: "hot key expiring under steady load",
+      setup: hot(`${POOLS} pools (processes) per row`),
+      ratePerSec: rate,
+      durationMs,
+      ttlMs,
+      keys: 1,
+      origin: { baseMs: 100 },
+      bucketMs: 100,
+      timeoutMs: 1000,
+      layers: layerSettings(ttlMs, { waitMs: 1000 }),
+      marks: ttlMarks(ttlMs, durationMs),
+    },
+    {
+      id: "many-keys",
+      title: "many keys expiring together",
+      setup: `100 keys written together, TTL ${ttlMs} ms, ${rate} requests/s over them for ${durationMs / 1000} s`,
+      ratePerSec: rate,
+      durationMs,
+      ttlMs,
+      keys: 100,
+      origin: { baseMs: 100 },
+      bucketMs: 50,
+      timeoutMs: 1000,
+      layers: layerSettings(ttlMs, { jitterSpreadMs: Math.floor(ttlMs / 2), waitMs: 1000 }),
+      marks: [{ atMs: ttlMs, label: "TTL" }],
+    },
+    slow(1000),
+    // 5 s, not just above 2.5 s: 50 polls of 50 ms plus a round trip each take longer than 2.5 s on a busy machine.
+    // Full only: it waits out that origin, about 8 s.
+    { ...slow(5000), fullOnly: true },
+    {
+      id: "failing-origin",
+      title: "origin failing during refresh",
+      setup: hot(`origin down from ${down.from} to ${down.to} ms, herdless swr error window 10 s`),
+      ratePerSec: rate,
+      durationMs,
+      ttlMs,
+      keys: 1,
+      origin: { baseMs: 100, failing: (at) => at >= down.from && at < down.to },
+      bucketMs: 100,
+      timeoutMs: 1000,
+      layers: layerSettings(ttlMs, { waitMs: 500, ifErrorMs: 10_000 }),
+      marks: [{ atMs: down.from, toMs: down.to, label: "origin down" }, { atMs: ttlMs, label: "TTL" }],
+    },
+    {
+      id: "flush",
+      title: "FLUSHALL mid-run (cold start)",
+      setup: `${quick ? 500 : 2000} keys warm, ${rate} requests/s over them (Zipf 1) for ${
+        (quick ? 1400 : 4000) / 1000
+      } s, FLUSHALL at ${flushAt} ms, origin slowing with its concurrency`,
+      ratePerSec: rate,
+      durationMs: quick ? 1400 : 4000,
+      ttlMs: 60_000,
+      keys: quick ? 500 : 2000,
+      zipf: 1,
+      origin: { baseMs: 50, slowdown: 0.05, maxMs: quick ? 1000 : 3000 },
+      bucketMs: 50,
+      timeoutMs: 1000,
+      drainMs: 5000,
+      layers: layerSettings(60_000, { waitMs: 1000 }),
+      marks: [{ atMs: flushAt, label: "FLUSHALL" }],
+      // Set by the caller: the flush needs the context.
+      events: [],
+    },
+    {
+      id: "clock-skew",
+      title: "a reader whose clock runs 30 s ahead",
+      setup: hot(
+        `1 of ${POOLS} pools (processes) per row has its wall clock 30 s ahead and takes 1 request in ${SKEWED_SHARE} (a low-traffic process: a cron, an admin app)`,
+      ),
+      // A skewed process that reads the key often just becomes its only refresher; one that reads it
+      // less often than the stale grace leaves the others a value they believe fresh until Redis drops it.
+      poolOf: (i) => (i % SKEWED_SHARE === 0 ? 0 : 1 + (i % (POOLS - 1))),
+      ratePerSec: rate,
+      durationMs,
+      ttlMs,
+      keys: 1,
+      origin: { baseMs: 100 },
+      bucketMs: 100,
+      timeoutMs: 1000,
+      layers: layerSettings(ttlMs, { waitMs: 1000 }),
+      marks: ttlMarks(ttlMs, durationMs),
+      recipe: { skewMs: (pool) => (pool === 0 ? 30_000 : 0) },
+    },
+    {
+      id: "paused-owner",
+      title: "an owner paused past its lock",
+      setup: `${rate} requests/s for ${
+        (durationMs + 800) / 1000
+      } s on 1 key, TTL ${ttlMs} ms; every lock and lease ${lockMs} ms; the first origin call after ${pause.atMs} ms pauses ${pause.ms} ms holding its value (a GC or VM pause)`,
+      ratePerSec: rate,
+      durationMs: durationMs + 800,
+      ttlMs,
+      keys: 1,
+      origin: { baseMs: 100 },
+      bucketMs: 100,
+      timeoutMs: 1000,
+      drainMs: 4000,
+      layers: layerSettings(ttlMs, { waitMs: 1000, leaseMs: lockMs }),
+      marks: [{ atMs: pause.atMs, toMs: pause.atMs + pause.ms, label: "owner paused" }],
+      pause,
+      recipe: { lockMs },
+    },
+  ];
+}
+
+export const recipes: Scenario = {
+  id: "recipes",
+  title: "herdless against the articles' recipes",
+  quickLeavesOut: "the recipes' cold burst across 4 processes and their origin above 001's poll budget",
+  async run(ctx: LabContext): Promise<ScenarioResult> {
+    const parts: ScenarioResult[] = [];
+    const layers = layerSettings(10_000, { waitMs: 3000 });
+    // Full only: four processes start for it (about 5 s); the quick lab's own cold burst shows herdless' side.
+    if (!ctx.cut) {
+      parts.push(
+        await runBurst(ctx, "cold-burst", "cold burst across 4 processes", layers, [
+          { label: "herdless (full)", strategies: describeRow(ROWS - 1), row: ROWS - 1 },
+          { label: "recipe 001", strategies: "lock + poll", row: 0, recipe: "001" },
+          { label: "recipe 000", strategies: "lease + checked publish", row: 0, recipe: "000" },
+          { label: "recipe 002", strategies: "single flight + lock", row: 0, recipe: "002" },
+        ], { staleMs: layers.staleMs }),
+      );
+    }
+    for (const story of stories(ctx.quick).filter((s) => !(ctx.cut && s.fullOnly))) {
+      if (story.id === "flush") story.events = [{ atMs: story.marks![0]!.atMs, run: () => ctx.flush() }];
+      ctx.progress(`${this.title}: ${story.title}`);
+      parts.push(await steady(ctx, story));
+    }
+    return {
+      id: this.id,
+      title: this.title,
+      setup:
+        `${parts.length} stories; rows: herdless' full pipeline, then recipes 001, 000 and 002 (lab/stampede/recipes/)`,
+      origin: "simulated origins, one per row",
+      bucketMs: parts[0]!.bucketMs,
+      durationMs: parts[0]!.durationMs,
+      marks: [],
+      rows: [],
+      parts,
+      problems: parts.flatMap((p) => p.problems),
+    };
+  },
+};
