@@ -14,10 +14,10 @@
 import { fileURLToPath } from "node:url";
 import { connect } from "../../../resp/mod.ts";
 import { pop, startWorkers } from "../workers/children.ts";
+import { combine } from "../workers/combine.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "../workers/burst_protocol.ts";
-import { addStats, checkRow } from "../rows/checks.ts";
+import { checkRow } from "../rows/checks.ts";
 import { describeRow, type LayerSettings, layerSettings, rowLabel, ROWS } from "../rows/layers.ts";
-import { percentiles } from "../load/open_loop.ts";
 import type { RecipeId, RecipeSettings } from "../rows/sets.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../types.ts";
 
@@ -104,8 +104,6 @@ export async function runBurst(
       for (const r of reports) {
         for (const t of r.offsets) series[Math.min(series.length - 1, Math.max(0, Math.floor(t / BUCKET_MS)))]!++;
       }
-      const latencies = Float64Array.from(reports.flatMap((r) => r.latencies));
-      const stats = reports.map((r) => r.stats).reduce(addStats);
       const sum = (f: (r: BurstReport) => number) => reports.reduce((a, r) => a + f(r), 0);
       const result: RowResult = {
         set: spec.label,
@@ -114,14 +112,8 @@ export async function runBurst(
         originCalls: Number(calls ?? 0),
         originErrors: 0,
         peakConcurrent: Number(peak ?? 0),
-        latency: percentiles(latencies),
-        stale: stats.stale,
-        errors: sum((r) => r.errors),
-        timeouts: sum((r) => r.timeouts),
-        dropped: 0,
+        ...combine(reports),
         series,
-        stats,
-        errorSamples: [...new Set(reports.flatMap((r) => r.errorSamples))],
         commands: sum((r) => r.commands),
         // One key read once per request, nothing served before the burst: no older value to go back to.
         older: 0,

@@ -9,41 +9,36 @@
  * @module
  */
 import { layerSettings } from "../rows/layers.ts";
-import { runSteady } from "../load/steady.ts";
-import type { LabContext, Scenario } from "../types.ts";
+import { type SteadyLoad, steadyScenario } from "../load/steady_scenario.ts";
+import type { LabContext } from "../types.ts";
 
-export const flush: Scenario = {
-  id: "flush",
-  title: "FLUSHALL mid-run (cold start)",
-  run(ctx: LabContext) {
-    const quick = ctx.quick;
-    const ttlMs = 60_000;
-    const durationMs = quick ? 1400 : 4000;
-    const flushAt = quick ? 400 : 1000;
-    const keys = quick ? 500 : 2000;
-    const ratePerSec = 1000;
-    const pools = 4;
-    const layers = layerSettings(ttlMs, { waitMs: 1000, concurrency: 8, queueMs: 100 });
-    return runSteady(ctx, {
-      id: this.id,
-      title: this.title,
-      setup: `${keys} keys warm, ${ratePerSec} requests/s over them (Zipf 1: a few keys take most reads) for ${
-        durationMs / 1000
-      } s, FLUSHALL at ${flushAt} ms, limit ${layers.concurrency} loads per cache x ${pools} pools, queue ${layers.queueMs} ms, statement timeout ${
-        quick ? 1000 : 3000
-      } ms`,
-      pools,
-      ratePerSec,
-      durationMs,
-      ttlMs,
-      keys,
-      zipf: 1,
-      origin: { baseMs: 50, slowdown: 0.05, maxMs: quick ? 1000 : 3000 },
-      bucketMs: 50,
-      timeoutMs: 1000,
-      layers,
-      marks: [{ atMs: flushAt, label: "FLUSHALL" }],
-      events: [{ atMs: flushAt, run: () => ctx.flush() }],
-    });
-  },
-};
+/** Warm keys read Zipf 1 by `ratePerSec`, flushed a moment in; also the recipes' story. */
+export function flushLoad(ctx: LabContext, ratePerSec: number): SteadyLoad {
+  const quick = ctx.quick;
+  const ttlMs = 60_000;
+  const durationMs = quick ? 1400 : 4000;
+  const flushAt = quick ? 400 : 1000;
+  const keys = quick ? 500 : 2000;
+  const maxMs = quick ? 1000 : 3000;
+  const pools = 4;
+  const layers = layerSettings(ttlMs, { waitMs: 1000, concurrency: 8, queueMs: 100 });
+  return {
+    setup: `${keys} keys warm, ${ratePerSec} requests/s over them (Zipf 1: a few keys take most reads) for ${
+      durationMs / 1000
+    } s, FLUSHALL at ${flushAt} ms, limit ${layers.concurrency} loads per cache x ${pools} pools, queue ${layers.queueMs} ms, statement timeout ${maxMs} ms`,
+    pools,
+    ratePerSec,
+    durationMs,
+    ttlMs,
+    keys,
+    zipf: 1,
+    origin: { baseMs: 50, slowdown: 0.05, maxMs },
+    bucketMs: 50,
+    timeoutMs: 1000,
+    layers,
+    marks: [{ atMs: flushAt, label: "FLUSHALL" }],
+    events: [{ atMs: flushAt, run: () => ctx.flush() }],
+  };
+}
+
+export const flush = steadyScenario("flush", "FLUSHALL mid-run (cold start)", (ctx) => flushLoad(ctx, 1000));

@@ -9,37 +9,36 @@
  * @module
  */
 import { layerSettings } from "../rows/layers.ts";
-import { runSteady } from "../load/steady.ts";
-import type { Scenario } from "../types.ts";
+import { type SteadyLoad, steadyScenario } from "../load/steady_scenario.ts";
 
-export const manyKeys: Scenario = {
-  id: "many-keys",
-  title: "many keys expiring together",
-  run(ctx) {
-    const quick = ctx.quick;
-    const ttlMs = quick ? 700 : 2000;
-    const durationMs = quick ? 1600 : 5000;
-    const keys = 100;
-    const ratePerSec = 1000;
-    const pools = 4;
-    const spread = Math.floor(ttlMs / 2);
-    return runSteady(ctx, {
-      id: this.id,
-      title: this.title,
-      setup:
-        `${keys} keys written together, TTL ${ttlMs} ms (jitter spread ${spread} ms), ${ratePerSec} requests/s spread over them for ${
-          durationMs / 1000
-        } s, ${pools} pools per set`,
-      pools,
-      ratePerSec,
-      durationMs,
-      ttlMs,
-      keys,
-      origin: { baseMs: 100 },
-      bucketMs: 50,
-      timeoutMs: 1000,
-      layers: layerSettings(ttlMs, { jitterSpreadMs: spread, waitMs: 1000 }),
-      marks: [{ atMs: ttlMs, label: "TTL" }],
-    });
-  },
-};
+const KEYS = 100;
+
+/** 100 keys written together, TTL `ttlMs`, jitter spread half of it; also the recipes' story. */
+export function manyKeysLoad(ratePerSec: number, durationMs: number, ttlMs: number): Omit<SteadyLoad, "setup"> {
+  return {
+    pools: 4,
+    ratePerSec,
+    durationMs,
+    ttlMs,
+    keys: KEYS,
+    origin: { baseMs: 100 },
+    bucketMs: 50,
+    timeoutMs: 1000,
+    layers: layerSettings(ttlMs, { jitterSpreadMs: Math.floor(ttlMs / 2), waitMs: 1000 }),
+    marks: [{ atMs: ttlMs, label: "TTL" }],
+  };
+}
+
+export const manyKeys = steadyScenario("many-keys", "many keys expiring together", ({ quick }) => {
+  const ttlMs = quick ? 700 : 2000;
+  const durationMs = quick ? 1600 : 5000;
+  const ratePerSec = 1000;
+  const load = manyKeysLoad(ratePerSec, durationMs, ttlMs);
+  return {
+    ...load,
+    setup:
+      `${KEYS} keys written together, TTL ${ttlMs} ms (jitter spread ${load.layers.jitterSpreadMs} ms), ${ratePerSec} requests/s spread over them for ${
+        durationMs / 1000
+      } s, ${load.pools} pools per set`,
+  };
+});

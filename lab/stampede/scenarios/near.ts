@@ -28,9 +28,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { connect } from "../../../resp/mod.ts";
-import { addStats, checkRow } from "../rows/checks.ts";
+import { checkRow } from "../rows/checks.ts";
 import { pop, startWorkers } from "../workers/children.ts";
-import { percentiles } from "../load/open_loop.ts";
+import { combine } from "../workers/combine.ts";
 import { type NearCommand, nearKeys, type ReaderReport, type WriterReport } from "../workers/near_protocol.ts";
 import { account, quantile, type Read, type Write } from "../report/stale_reads.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../types.ts";
@@ -140,12 +140,14 @@ export const nearCache: Scenario = {
         }));
         const logs = readers.map((r) => readsOf(join(dir, `reader-${r.id}.bin`)));
         const a = account(writes, logs);
-        const latencies = Float64Array.from(logs.flat(), (x) => (x.endNs - x.startNs) / 1e6);
         const series = new Array<number>(Math.ceil(durationMs / bucketMs)).fill(0);
         for (const t of a.staleAtNs) {
           series[Math.min(series.length - 1, Math.max(0, Math.floor((t - goNs) / 1e6 / bucketMs)))]!++;
         }
-        const stats = readers.map((r) => r.stats).reduce(addStats);
+        const callers = combine(
+          readers.map((r, i) => ({ ...r, latencies: logs[i]!.map((x) => (x.endNs - x.startNs) / 1e6) })),
+        );
+        const stats = callers.stats;
         const sum = (f: (r: ReaderReport) => number) => readers.reduce((n, r) => n + f(r), 0);
         const lagMs = a.lagNs.map((x) => x / 1e6);
         const result: RowResult = {
@@ -156,14 +158,9 @@ export const nearCache: Scenario = {
           originErrors: 0,
           // Per process (each has its own origin client): the most in any one of them.
           peakConcurrent: Math.max(...readers.map((r) => r.peak)),
-          latency: percentiles(latencies),
-          stale: stats.stale,
-          errors: sum((r) => r.errors),
-          timeouts: sum((r) => r.timeouts),
-          dropped: 0,
+          ...callers,
           series,
-          stats,
-          errorSamples: [...new Set([...readers.flatMap((r) => r.errorSamples), ...writer.errors])],
+          errorSamples: [...new Set([...callers.errorSamples, ...writer.errors])],
           coherence: {
             writes: writes.length,
             staleReads: a.stale,

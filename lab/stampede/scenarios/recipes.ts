@@ -16,8 +16,12 @@
 import { describeRow, type LayerSettings, layerSettings, ROWS } from "../rows/layers.ts";
 import { recipeRows, type RecipeSettings } from "../rows/sets.ts";
 import { runSteady, type SteadySpec } from "../load/steady.ts";
-import type { LabContext, Mark, Scenario, ScenarioResult } from "../types.ts";
+import type { LabContext, Scenario, ScenarioResult } from "../types.ts";
 import { runBurst } from "./cold_burst.ts";
+import { failingOriginLoad, outageOf } from "./failing_origin.ts";
+import { flushLoad } from "./flush.ts";
+import { hotKeyLoad } from "./hot_key.ts";
+import { manyKeysLoad } from "./many_keys.ts";
 
 const POOLS = 4;
 const SKEWED_SHARE = 500;
@@ -31,13 +35,6 @@ type Story = Omit<SteadySpec, "id" | "pools" | "sets" | "layers" | "title"> & {
   recipe?: Partial<RecipeSettings>;
 };
 
-function ttlMarks(ttlMs: number, durationMs: number): Mark[] {
-  return Array.from(
-    { length: Math.floor((durationMs - 1) / ttlMs) },
-    (_, i) => ({ atMs: (i + 1) * ttlMs, label: "TTL" }),
-  );
-}
-
 function steady(ctx: LabContext, story: Story): Promise<ScenarioResult> {
   const recipe: RecipeSettings = { staleMs: story.layers.staleMs, ...story.recipe };
   return runSteady(ctx, {
@@ -50,8 +47,9 @@ function steady(ctx: LabContext, story: Story): Promise<ScenarioResult> {
   }).then((r) => ({ ...r, id: story.id }));
 }
 
-/** The stories, in the order of the tables. */
-function stories(quick: boolean): Story[] {
+/** The stories, in the order of the tables: the lab's own loads (scenarios 2 to 6) and three of their own. */
+function stories(ctx: LabContext): Story[] {
+  const quick = ctx.quick;
   const ttlMs = quick ? 700 : 2000;
   const durationMs = quick ? 1600 : 5000;
   // 500 per row, not the other scenarios' 1,000: the recipes' polling costs the lab process CPU too, and a
@@ -81,8 +79,7 @@ function stories(quick: boolean): Story[] {
       layers: layerSettings(60_000, { leaseMs, waitMs: leaseMs - 1000 }),
     };
   };
-  const down = quick ? { from: 500, to: 1300 } : { from: 700, to: 4000 };
-  const flushAt = quick ? 400 : 1000;
+  const down = outageOf(quick);
   const pause = { atMs: quick ? 500 : 1500, ms: 1000 };
   const lockMs = 300;
   return [
@@ -90,29 +87,13 @@ function stories(quick: boolean): Story[] {
       id: "hot-key",
       title: "hot key expiring under steady load",
       setup: hot(`${POOLS} pools (processes) per row`),
-      ratePerSec: rate,
-      durationMs,
-      ttlMs,
-      keys: 1,
-      origin: { baseMs: 100 },
-      bucketMs: 100,
-      timeoutMs: 1000,
-      layers: layerSettings(ttlMs, { waitMs: 1000 }),
-      marks: ttlMarks(ttlMs, durationMs),
+      ...hotKeyLoad(rate, durationMs, ttlMs),
     },
     {
       id: "many-keys",
       title: "many keys expiring together",
       setup: `100 keys written together, TTL ${ttlMs} ms, ${rate} requests/s over them for ${durationMs / 1000} s`,
-      ratePerSec: rate,
-      durationMs,
-      ttlMs,
-      keys: 100,
-      origin: { baseMs: 100 },
-      bucketMs: 50,
-      timeoutMs: 1000,
-      layers: layerSettings(ttlMs, { jitterSpreadMs: Math.floor(ttlMs / 2), waitMs: 1000 }),
-      marks: [{ atMs: ttlMs, label: "TTL" }],
+      ...manyKeysLoad(rate, durationMs, ttlMs),
     },
     slow(1000),
     // 5 s, not just above 2.5 s: 50 polls of 50 ms plus a round trip each take longer than 2.5 s on a busy machine.
@@ -122,35 +103,13 @@ function stories(quick: boolean): Story[] {
       id: "failing-origin",
       title: "origin failing during refresh",
       setup: hot(`origin down from ${down.from} to ${down.to} ms, herdless swr error window 10 s`),
-      ratePerSec: rate,
-      durationMs,
-      ttlMs,
-      keys: 1,
-      origin: { baseMs: 100, failing: (at) => at >= down.from && at < down.to },
-      bucketMs: 100,
-      timeoutMs: 1000,
-      layers: layerSettings(ttlMs, { waitMs: 500, ifErrorMs: 10_000 }),
-      marks: [{ atMs: down.from, toMs: down.to, label: "origin down" }, { atMs: ttlMs, label: "TTL" }],
+      ...failingOriginLoad(rate, durationMs, ttlMs, down),
     },
     {
+      ...flushLoad(ctx, rate),
       id: "flush",
       title: "FLUSHALL mid-run (cold start)",
-      setup: `${quick ? 500 : 2000} keys warm, ${rate} requests/s over them (Zipf 1) for ${
-        (quick ? 1400 : 4000) / 1000
-      } s, FLUSHALL at ${flushAt} ms, origin slowing with its concurrency`,
-      ratePerSec: rate,
-      durationMs: quick ? 1400 : 4000,
-      ttlMs: 60_000,
-      keys: quick ? 500 : 2000,
-      zipf: 1,
-      origin: { baseMs: 50, slowdown: 0.05, maxMs: quick ? 1000 : 3000 },
-      bucketMs: 50,
-      timeoutMs: 1000,
       drainMs: 5000,
-      layers: layerSettings(60_000, { waitMs: 1000 }),
-      marks: [{ atMs: flushAt, label: "FLUSHALL" }],
-      // Set by the caller: the flush needs the context.
-      events: [],
     },
     {
       id: "clock-skew",
@@ -158,18 +117,10 @@ function stories(quick: boolean): Story[] {
       setup: hot(
         `1 of ${POOLS} pools (processes) per row has its wall clock 30 s ahead and takes 1 request in ${SKEWED_SHARE} (a low-traffic process: a cron, an admin app)`,
       ),
+      ...hotKeyLoad(rate, durationMs, ttlMs),
       // A skewed process that reads the key often just becomes its only refresher; one that reads it
       // less often than the stale grace leaves the others a value they believe fresh until Redis drops it.
       poolOf: (i) => (i % SKEWED_SHARE === 0 ? 0 : 1 + (i % (POOLS - 1))),
-      ratePerSec: rate,
-      durationMs,
-      ttlMs,
-      keys: 1,
-      origin: { baseMs: 100 },
-      bucketMs: 100,
-      timeoutMs: 1000,
-      layers: layerSettings(ttlMs, { waitMs: 1000 }),
-      marks: ttlMarks(ttlMs, durationMs),
       recipe: { skewMs: (pool) => (pool === 0 ? 30_000 : 0) },
     },
     {
@@ -178,13 +129,7 @@ function stories(quick: boolean): Story[] {
       setup: `${rate} requests/s for ${
         (durationMs + 800) / 1000
       } s on 1 key, TTL ${ttlMs} ms; every lock and lease ${lockMs} ms; the first origin call after ${pause.atMs} ms pauses ${pause.ms} ms holding its value (a GC or VM pause)`,
-      ratePerSec: rate,
-      durationMs: durationMs + 800,
-      ttlMs,
-      keys: 1,
-      origin: { baseMs: 100 },
-      bucketMs: 100,
-      timeoutMs: 1000,
+      ...hotKeyLoad(rate, durationMs + 800, ttlMs),
       drainMs: 4000,
       layers: layerSettings(ttlMs, { waitMs: 1000, leaseMs: lockMs }),
       marks: [{ atMs: pause.atMs, toMs: pause.atMs + pause.ms, label: "owner paused" }],
@@ -212,8 +157,7 @@ export const recipes: Scenario = {
         ], { staleMs: layers.staleMs }),
       );
     }
-    for (const story of stories(ctx.quick).filter((s) => !(ctx.cut && s.fullOnly))) {
-      if (story.id === "flush") story.events = [{ atMs: story.marks![0]!.atMs, run: () => ctx.flush() }];
+    for (const story of stories(ctx).filter((s) => !(ctx.cut && s.fullOnly))) {
       ctx.progress(`${this.title}: ${story.title}`);
       parts.push(await steady(ctx, story));
     }

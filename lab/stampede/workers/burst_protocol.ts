@@ -7,6 +7,7 @@
  */
 import type { CacheStats } from "../../../mod.ts";
 import type { LayerSettings } from "../rows/layers.ts";
+import { barrierKeys } from "./children.ts";
 import type { RecipeId, RecipeSettings } from "../rows/sets.ts";
 
 /** What the parent asks for one row. */
@@ -41,9 +42,7 @@ export interface BurstReport {
 /** The Redis keys of one row's barrier and origin counters. */
 export function burstKeys(namespace: string) {
   return {
-    ready: `${namespace}:ready`,
-    go: `${namespace}:go`,
-    result: `${namespace}:result`,
+    ...barrierKeys(namespace),
     calls: `${namespace}:origin:calls`,
     inflight: `${namespace}:origin:inflight`,
     peak: `${namespace}:origin:peak`,

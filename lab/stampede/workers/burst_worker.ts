@@ -23,6 +23,7 @@ import { type BurstCommand, burstKeys, type BurstReport } from "./burst_protocol
 import { counted } from "../rows/counting.ts";
 import { strategiesFor } from "../rows/layers.ts";
 import { makeRecipe } from "../rows/sets.ts";
+import { commands, released, runWorker } from "./worker_side.ts";
 
 // The origin's counters live in Redis: calls, in-flight, and the peak of in-flight.
 const ENTER = new Script(`
@@ -38,11 +39,7 @@ async function main(): Promise<void> {
   const origin = await connect({ url });
   const pools = await Promise.all(Array.from({ length: Number(poolsArg) }, () => connect({ url, resp: 3 })));
   await control.send(["RPUSH", "lab-burst:hello", id]);
-  for (;;) {
-    const popped = (await control.send(["BLPOP", `lab-burst:cmd:${id}`, 60])) as [string, string] | null;
-    if (popped === null) throw new Error(`worker ${id}: no command for 60 s, the parent is gone`);
-    const cmd = JSON.parse(popped[1]) as BurstCommand | { quit: true };
-    if ("quit" in cmd) break;
+  for await (const cmd of commands<BurstCommand>(control, `lab-burst:cmd:${id}`, `worker ${id}`)) {
     const k = burstKeys(cmd.namespace);
     const wrapped = pools.map((redis) => counted(redis));
     const caches = wrapped.map(({ redis }, pool) => {
@@ -67,9 +64,9 @@ async function main(): Promise<void> {
     });
     const sentBefore = wrapped.reduce((a, c) => a + c.sent(), 0);
     const offsets: number[] = [];
-    let released = 0;
+    let releasedAt = 0;
     const loader = async (): Promise<string> => {
-      offsets.push(performance.now() - released);
+      offsets.push(performance.now() - releasedAt);
       const n = await ENTER.run(origin, [k.calls, k.inflight, k.peak], []);
       try {
         await sleep(cmd.originMs);
@@ -78,9 +75,8 @@ async function main(): Promise<void> {
       }
       return `value-${id}-${String(n)}`;
     };
-    await control.send(["RPUSH", k.ready, id]);
-    if ((await control.send(["BLPOP", k.go, 30])) === null) throw new Error(`worker ${id}: never released`);
-    released = performance.now();
+    await released(control, k, id);
+    releasedAt = performance.now();
     const report: BurstReport = {
       id,
       latencies: [],
@@ -120,10 +116,4 @@ async function main(): Promise<void> {
   await Promise.all([control, origin, ...pools].map((c) => c.close()));
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runWorker(main);

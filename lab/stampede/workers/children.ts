@@ -21,6 +21,15 @@ export interface Workers {
   exited(): Promise<unknown>;
 }
 
+/**
+ * The Redis lists of one row's barrier: each worker pushes to `ready` once
+ * set up, blocks on `go` until the parent's one RPUSH releases them all,
+ * and pushes its report to `result`.
+ */
+export function barrierKeys(namespace: string): { ready: string; go: string; result: string } {
+  return { ready: `${namespace}:ready`, go: `${namespace}:go`, result: `${namespace}:result` };
+}
+
 /** Pop one element of `key`, or fail naming what did not arrive. */
 export async function pop(redis: RedisClient, key: string, seconds: number, what: string): Promise<string> {
   const popped = (await redis.send(["BLPOP", key, seconds])) as [string, string] | null;

@@ -21,6 +21,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "../../../resp/mod.ts";
 import { type CacheStats, coalesce, lease, pipeline } from "../../../mod.ts";
 import { addStats } from "../rows/checks.ts";
+import { barrierKeys } from "./children.ts";
+import { released, runWorker } from "./worker_side.ts";
 
 /** What one isolates worker reports. */
 export interface IsolateReport {
@@ -67,9 +69,8 @@ async function main(): Promise<void> {
     await sleep(Number(originMsArg));
     return `value-${id}`;
   };
-  await control.send(["RPUSH", `${namespace}:ready`, id]);
-  if ((await control.send(["BLPOP", `${namespace}:go`, 30])) === null) throw new Error(`worker ${id}: never released`);
-  const released = performance.now();
+  await released(control, barrierKeys(namespace), id);
+  const releasedAt = performance.now();
   const report: IsolateReport = {
     id,
     latencies: [],
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
         report.errors++;
         samples.add(`${(error as Error)?.name}: ${(error as Error)?.message}`);
       } finally {
-        report.latencies.push(performance.now() - released);
+        report.latencies.push(performance.now() - releasedAt);
         await cache.close();
         await redis.close();
         report.writes += redis.writes;
@@ -111,10 +112,4 @@ async function main(): Promise<void> {
   await control.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runWorker(main);

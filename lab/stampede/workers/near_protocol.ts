@@ -6,6 +6,7 @@
  * @module
  */
 import type { CacheStats } from "../../../mod.ts";
+import { barrierKeys } from "./children.ts";
 
 /** What the parent asks every worker for one row. */
 export interface NearCommand {
@@ -56,9 +57,7 @@ export interface ReaderReport {
 /** The Redis keys of one row. */
 export function nearKeys(namespace: string) {
   return {
-    ready: `${namespace}:ready`,
-    go: `${namespace}:go`,
-    result: `${namespace}:result`,
+    ...barrierKeys(namespace),
     /** The origin's record of key k (the "database" the writer updates before each set()). */
     db: (k: number) => `${namespace}:db:${k}`,
   };

@@ -32,6 +32,7 @@ import {
   type ReaderReport,
   type WriterReport,
 } from "./near_protocol.ts";
+import { commands, released, runWorker } from "./worker_side.ts";
 
 const TTL_MS = 60_000;
 // A reader's log is bounded: past this many reads it stops recording and reading (16 MiB of stamps).
@@ -53,8 +54,8 @@ async function write(redis: Awaited<ReturnType<typeof connect>>, cmd: NearComman
     await cache.set(["hot", key], nearValue(0));
   }
   const report: WriterReport = { writes: [], errors: [] };
-  const released = await go();
-  const until = released + BigInt((cmd.durationMs - cmd.tailMs) * 1e6);
+  const start = await go();
+  const until = start + BigInt((cmd.durationMs - cmd.tailMs) * 1e6);
   for (let i = 0; process.hrtime.bigint() < until; i++) {
     const key = i % cmd.keys;
     const v = ++versions[key]!;
@@ -116,8 +117,8 @@ async function read(
   };
   const delay = monitorEventLoopDelay({ resolution: 5 });
   const samples = new Map<string, string>();
-  const released = await go();
-  const until = released + BigInt(cmd.durationMs * 1e6);
+  const start = await go();
+  const until = start + BigInt(cmd.durationMs * 1e6);
   delay.enable();
   let next = 0;
   const loop = async () => {
@@ -170,15 +171,10 @@ async function main(): Promise<void> {
   const origin = await connect({ url });
   const inbox = `lab-near:cmd:${role}-${id}`;
   await control.send(["RPUSH", "lab-near:hello", `${role}-${id}`]);
-  for (;;) {
-    const popped = (await control.send(["BLPOP", inbox, 60])) as [string, string] | null;
-    if (popped === null) throw new Error(`${role} ${id}: no command for 60 s, the parent is gone`);
-    const cmd = JSON.parse(popped[1]) as NearCommand | { quit: true };
-    if ("quit" in cmd) break;
+  for await (const cmd of commands<NearCommand>(control, inbox, `${role} ${id}`)) {
     const k = nearKeys(cmd.namespace);
     const go = async () => {
-      await control.send(["RPUSH", k.ready, `${role}-${id}`]);
-      if ((await control.send(["BLPOP", k.go, 30])) === null) throw new Error(`${role} ${id}: never released`);
+      await released(control, k, `${role}-${id}`);
       return process.hrtime.bigint();
     };
     // A fresh RESP3 connection per row: no tracking state carries over from the previous row's cache.
@@ -190,10 +186,4 @@ async function main(): Promise<void> {
   await Promise.all([control, origin].map((c) => c.close()));
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runWorker(main);
