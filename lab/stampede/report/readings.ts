@@ -9,11 +9,10 @@
  * @module
  */
 import type { RowResult } from "../types.ts";
+import { count as n, ms } from "../../shared/format.ts";
 
 type Reading = (none: RowResult, full: RowResult, rows: readonly RowResult[]) => string;
 
-const n = (x: number) => x.toLocaleString("en-US");
-const ms = (x: number) => (x < 10 ? x.toFixed(1) : n(Math.round(x)));
 const row = (rows: readonly RowResult[], set: string) => rows.find((r) => r.set === set);
 
 const READINGS: Record<string, Reading> = {

@@ -5,10 +5,11 @@
  * @module
  */
 import type { RowResult } from "../types.ts";
+import { count as n } from "../../shared/format.ts";
 
 type Line = (r: RowResult, herdless: RowResult) => string;
 
-const n = (x: number) => x.toLocaleString("en-US");
+// Whole milliseconds: these sentences quote tails of hundreds of ms and more.
 const ms = (x: number) => n(Math.round(x));
 const perReq = (r: RowResult) => (r.requests === 0 ? "0" : ((r.commands ?? 0) / r.requests).toFixed(1));
 const failed = (r: RowResult) => n(r.errors + r.timeouts);

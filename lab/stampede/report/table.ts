@@ -8,6 +8,7 @@
 import { recipeReadings } from "./recipe_readings.ts";
 import { reading } from "./readings.ts";
 import type { RowResult, ScenarioResult } from "../types.ts";
+import { count, ms } from "../../shared/format.ts";
 
 const COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
   { title: "strategies", cell: (r) => r.set },
@@ -54,14 +55,6 @@ const COHERENCE_COLUMNS: { title: string; cell: (r: RowResult) => string }[] = [
 
 // Above this event-loop delay the lab measures its own starvation, not the cache.
 const STARVED_MS = 100;
-
-function count(n: number): string {
-  return n.toLocaleString("en-US");
-}
-
-function ms(n: number): string {
-  return n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
-}
 
 // Sub-millisecond figures (a near hit, a loopback lag) need two decimals to differ at all.
 function fine(n: number): string {

@@ -13,7 +13,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { connect } from "../../../resp/mod.ts";
-import { pop, startWorkers } from "../workers/children.ts";
+import { dismiss, endWorkers, pop, startWorkers } from "../workers/children.ts";
 import { combine } from "../workers/combine.ts";
 import { type BurstCommand, burstKeys, type BurstReport } from "../workers/burst_protocol.ts";
 import { checkRow } from "../rows/checks.ts";
@@ -65,6 +65,7 @@ export async function runBurst(
   const durationMs = 300;
   const control = await connect({ url: ctx.url });
   const workers = startWorkers("cold burst", WORKER, processes, (i) => [ctx.url, String(i), String(pools)]);
+  const inboxes = Array.from({ length: processes }, (_, i) => `lab-burst:cmd:${i}`);
   const rows: RowResult[] = [];
   const problems: string[] = [];
   try {
@@ -122,19 +123,9 @@ export async function runBurst(
       problems.push(...checkRow(title, result, 0, sum((r) => r.ok + r.errors + r.timeouts)));
       await control.send(["DEL", ...Object.values(k)]);
     }
-    for (let i = 0; i < processes; i++) {
-      await control.send(["RPUSH", `lab-burst:cmd:${i}`, JSON.stringify({ quit: true })]);
-    }
-    // Bounded: a worker that does not quit within 5 s is killed below (unref: the wait never holds the process).
-    await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
+    await dismiss(workers, control, inboxes);
   } finally {
-    workers.kill();
-    await control.send([
-      "DEL",
-      "lab-burst:hello",
-      ...Array.from({ length: processes }, (_, i) => `lab-burst:cmd:${i}`),
-    ]).catch(() => {});
-    control.destroy();
+    await endWorkers(workers, control, ["lab-burst:hello", ...inboxes]);
   }
   return {
     id,

@@ -16,6 +16,7 @@ import { type CacheStats, coalesce, connectSentinel, lease, pipeline, type Senti
 import { startSentinelGroup } from "../../shared/servers.ts";
 import { addStats, checkRow } from "../rows/checks.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../types.ts";
+import { count as n, ms } from "../../shared/format.ts";
 
 const CLIENTS = 2;
 const LOOPS_PER_CLIENT = 2;
@@ -32,9 +33,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function quantile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
-
-const n = (x: number) => x.toLocaleString("en-US");
-const ms = (x: number) => (x < 10 ? x.toFixed(1) : n(Math.round(x)));
 
 export const failover: Scenario = {
   id: "failover",

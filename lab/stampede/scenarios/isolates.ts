@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { connect, type RedisClient } from "../../../resp/mod.ts";
 import { info } from "../../shared/server_info.ts";
 import { addStats } from "../rows/checks.ts";
-import { pop, startWorkers } from "../workers/children.ts";
+import { barrierKeys, dismiss, endWorkers, pop, startWorkers } from "../workers/children.ts";
 import type { IsolateReport, IsolateSettings } from "../workers/isolate_worker.ts";
 import { percentiles } from "../load/open_loop.ts";
 import type { LabContext, RowResult, Scenario, ScenarioResult } from "../types.ts";
@@ -59,6 +59,7 @@ function connectionsReceived(redis: RedisClient): Promise<number> {
 
 async function runPass(ctx: LabContext, n: number, label: string, settings: IsolateSettings): Promise<Pass> {
   const namespace = `lab-isolates-${n}`;
+  const k = barrierKeys(namespace);
   const control = await connect({ url: ctx.url });
   ctx.progress(`isolates (${label}): starting ${PROCESSES} worker processes`);
   const workers = startWorkers(
@@ -72,14 +73,14 @@ async function runPass(ctx: LabContext, n: number, label: string, settings: Isol
   let connections = 0;
   try {
     for (let i = 0; i < PROCESSES; i++) {
-      await workers.race(pop(control, `${namespace}:ready`, 30, "isolates: a worker's ready"));
+      await workers.race(pop(control, k.ready, 30, "isolates: a worker's ready"));
     }
     const before = await commandCalls(control);
     const connectionsBefore = await connectionsReceived(control);
     ctx.progress(`isolates (${label}): ${REQUESTS} requests`);
-    await control.send(["RPUSH", `${namespace}:go`, ...Array.from({ length: PROCESSES }, (_, i) => String(i))]);
+    await control.send(["RPUSH", k.go, ...Array.from({ length: PROCESSES }, (_, i) => String(i))]);
     for (let i = 0; i < PROCESSES; i++) {
-      const report = await workers.race(pop(control, `${namespace}:result`, 60, "isolates: a worker's report"));
+      const report = await workers.race(pop(control, k.result, 60, "isolates: a worker's report"));
       reports.push(JSON.parse(report) as IsolateReport);
     }
     connections = (await connectionsReceived(control)) - connectionsBefore;
@@ -91,13 +92,10 @@ async function runPass(ctx: LabContext, n: number, label: string, settings: Isol
         .filter(([, n]) => n > 0)
         .sort((a, b) => b[1] - a[1]),
     );
-    // Bounded: a worker that does not exit within 5 s is killed below (unref: the wait never holds the process).
-    await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
+    // Each worker exits once it has reported.
+    await dismiss(workers, control, []);
   } finally {
-    workers.kill();
-    await control.send(["DEL", `${namespace}:ready`, `${namespace}:go`, `${namespace}:result`, `${namespace}:cold`])
-      .catch(() => {});
-    control.destroy();
+    await endWorkers(workers, control, [...Object.values(k), `${namespace}:cold`]);
   }
   const sum = (f: (r: IsolateReport) => number) => reports.reduce((a, r) => a + f(r), 0);
   const originCalls = sum((r) => r.originCalls);

@@ -29,7 +29,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { connect } from "../../../resp/mod.ts";
 import { checkRow } from "../rows/checks.ts";
-import { pop, startWorkers } from "../workers/children.ts";
+import { dismiss, endWorkers, pop, startWorkers } from "../workers/children.ts";
 import { combine } from "../workers/combine.ts";
 import { type NearCommand, nearKeys, type ReaderReport, type WriterReport } from "../workers/near_protocol.ts";
 import { account, quantile, type Read, type Write } from "../report/stale_reads.ts";
@@ -200,14 +200,10 @@ export const nearCache: Scenario = {
         if (stats.nearHits > a.reads) problems.push(`${at(row.set)}: ${stats.nearHits} near hits for ${a.reads} reads`);
         await control.send(["DEL", k.ready, k.go, k.result, ...Array.from({ length: keys }, (_, i) => k.db(i))]);
       }
-      for (const name of names) await control.send(["RPUSH", `lab-near:cmd:${name}`, JSON.stringify({ quit: true })]);
-      // Bounded: a worker that does not quit within 5 s is killed below (unref: the wait never holds the process).
-      await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
+      await dismiss(workers, control, names.map((name) => `lab-near:cmd:${name}`));
     } finally {
-      workers.kill();
       rmSync(dir, { recursive: true, force: true });
-      await control.send(["DEL", "lab-near:hello", ...names.map((n) => `lab-near:cmd:${n}`)]).catch(() => {});
-      control.destroy();
+      await endWorkers(workers, control, ["lab-near:hello", ...names.map((n) => `lab-near:cmd:${n}`)]);
     }
     return {
       id: this.id,

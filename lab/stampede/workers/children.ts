@@ -38,6 +38,24 @@ export async function pop(redis: RedisClient, key: string, seconds: number, what
 }
 
 /**
+ * Tell every worker to quit (`{ quit: true }` on each of `inboxes`; none for
+ * workers that exit by themselves), then wait for them to exit, 5 s at most:
+ * the caller's `kill()` ends any still running.
+ */
+export async function dismiss(workers: Workers, control: RedisClient, inboxes: readonly string[]): Promise<void> {
+  for (const inbox of inboxes) await control.send(["RPUSH", inbox, JSON.stringify({ quit: true })]);
+  // unref: the wait never holds the process.
+  await workers.race(Promise.race([workers.exited(), new Promise((r) => setTimeout(r, 5000).unref())]));
+}
+
+/** The end of a scenario's workers, whatever happened: SIGKILL any still running, delete the lab's lists `keys`, close `control`. */
+export async function endWorkers(workers: Workers, control: RedisClient, keys: readonly string[]): Promise<void> {
+  workers.kill();
+  if (keys.length > 0) await control.send(["DEL", ...keys]).catch(() => {});
+  control.destroy();
+}
+
+/**
  * Start `count` workers running `script` with `argsOf(i)`; `label` names the
  * scenario in errors. A worker exiting with a non-zero code fails `race`.
  */
