@@ -45,6 +45,20 @@ export interface RowResult {
   older?: number;
   /** The near-cache scenario's readings (absent elsewhere); `series` then counts stale reads. */
   coherence?: CoherenceReadings;
+  /** The Redis-down stories' readings (absent elsewhere). */
+  outage?: OutageReadings;
+}
+
+/** What the Redis-down stories measure per row, beyond the common columns. */
+export interface OutageReadings {
+  /** Origin calls started while the fault lasted. */
+  callsInFault: number;
+  /** Most origin calls of one key at once in one process. */
+  peakPerKey: number;
+  /** The longest request begun after its process' client first failed, ms. */
+  waitedAfterFailure: number;
+  /** The earliest first failure among the processes, ms after the release (-1: none failed). */
+  firstFailureMs: number;
 }
 
 /** What the near-cache scenario measures per row, beyond the common columns. */

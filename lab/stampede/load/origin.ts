@@ -35,6 +35,8 @@ export interface OriginOptions {
 
 interface Call {
   readonly startedAt: number;
+  /** The key it loads, when the caller said. */
+  readonly key: number | undefined;
   /** Virtual time at which its work is done. */
   readonly finishV: number;
   readonly fails: boolean;
@@ -63,6 +65,9 @@ export class SimOrigin {
   errors = 0;
   /** Most calls running at once since `start()`. */
   peak = 0;
+  /** Most calls of one key running at once since `start()` (counted for calls given their key). */
+  peakPerKey = 0;
+  readonly #perKey = new Map<number, number>();
   /** Calls started per bucket since `start()`. */
   series: number[];
 
@@ -86,20 +91,27 @@ export class SimOrigin {
     this.calls = 0;
     this.errors = 0;
     this.peak = this.#running.length;
+    this.peakPerKey = Math.max(0, ...this.#perKey.values());
     this.series.fill(0);
   }
 
-  /** One origin call: resolves a value after its service time, or rejects while the origin is down. */
-  call(): Promise<string> {
+  /** One origin call (of `key`, when given): resolves a value after its service time, or rejects while the origin is down. */
+  call(key?: number): Promise<string> {
     const now = performance.now();
     this.#advance(now);
     const n = ++this.calls;
     const at = now - this.#t0;
     const bucket = Math.min(this.series.length - 1, Math.max(0, Math.floor(at / this.#bucketMs)));
     this.series[bucket]!++;
+    if (key !== undefined) {
+      const same = (this.#perKey.get(key) ?? 0) + 1;
+      this.#perKey.set(key, same);
+      this.peakPerKey = Math.max(this.peakPerKey, same);
+    }
     return new Promise<string>((resolve, reject) => {
       this.#running.push({
         startedAt: now,
+        key,
         finishV: this.#v + this.#base,
         fails: this.#failing(at),
         resolve: () => resolve(`value-${n}`),
@@ -137,6 +149,11 @@ export class SimOrigin {
       if (!done && !timedOut) break;
       // The clock ran at the old speed up to now; from here the others go faster.
       this.#running.shift();
+      if (head.key !== undefined) {
+        const left = this.#perKey.get(head.key)! - 1;
+        if (left === 0) this.#perKey.delete(head.key);
+        else this.#perKey.set(head.key, left);
+      }
       if (!done) {
         this.errors++;
         head.reject(new Error(`simulated origin: statement timeout after ${this.#maxMs} ms`));

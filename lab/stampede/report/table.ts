@@ -92,6 +92,9 @@ export function summaryTable(parts: readonly ScenarioResult[]): string {
 /** The scenario's section: heading, setup, origin label, table, and what needs a word (drops, error kinds). */
 export function formatScenario(index: number | string, s: ScenarioResult, part = false): string {
   if (s.parts !== undefined) {
+    // Stories with a table of their own (the Redis-down ones, with rows of their own) are left to it.
+    const summed = s.parts.filter((p) => p.table === undefined);
+    const own = s.parts.length - summed.length;
     return [
       `### ${index}. ${s.title}`,
       "",
@@ -99,9 +102,10 @@ export function formatScenario(index: number | string, s: ScenarioResult, part =
       "",
       "Per story and row: origin calls (and the most at once, when above 1), Redis commands per request, p99 ms; " +
       "then, when not zero, responses served " +
-      "past their TTL (stale), responses older than a value already served (older), errors and timeouts (failed).",
+      "past their TTL (stale), responses older than a value already served (older), errors and timeouts (failed)" +
+      (own === 0 ? "." : `; the last ${own} stories, with rows of their own, have only their own tables below.`),
       "",
-      summaryTable(s.parts),
+      summaryTable(summed),
       ...s.parts.map((p, i) => `\n${formatScenario(`${index}.${i + 1}`, p, true)}`),
     ]
       .join("\n");

@@ -15,12 +15,18 @@ export interface Counted<T extends RedisLike> {
   readonly sent: () => number;
 }
 
-/** Wrap `client`: `sent()` counts its `send()` calls from now on. */
-export function counted<T extends RedisLike>(client: T): Counted<T> {
+/**
+ * Wrap `client`: `sent()` counts its `send()` calls from now on, and
+ * `failed`, when given, hears every error a command is answered with.
+ */
+export function counted<T extends RedisLike>(client: T, failed?: (error: unknown) => void): Counted<T> {
   let n = 0;
   const send = (command: readonly Arg[], options?: SendOptions) => {
     n++;
-    return client.send(command, options);
+    const reply = client.send(command, options);
+    // A branch of its own: the caller still gets the reply, and handles its rejection.
+    if (failed !== undefined) reply.catch(failed);
+    return reply;
   };
   const redis = new Proxy(client, {
     get(target, prop) {

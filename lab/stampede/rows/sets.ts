@@ -36,23 +36,29 @@ export interface LabSet {
   open(redis: RedisLike, pool: number, namespace: string, ttlMs: number, warm: boolean): SetCache;
 }
 
+/** What a herdless row may change besides its layers. */
+export interface LayerSetOptions {
+  /** @default {the layer row's label: `none`, `coalesce`, `+ lease`...} */
+  label?: string;
+  /** How far pool `pool`'s clock is off, ms. @default {0} */
+  skewMs?: (pool: number) => number;
+  /** The pipeline's `onRedisDown`. @default {the pipeline's: "error"} */
+  onRedisDown?: "error" | "local";
+}
+
 /** Herdless' row `row` of the layer table (0: none, ROWS - 1: the full pipeline). */
-export function layerSet(
-  row: number,
-  layers: LayerSettings,
-  label = rowLabel(row),
-  skewMs: (pool: number) => number = () => 0,
-): LabSet {
+export function layerSet(row: number, layers: LayerSettings, o: LayerSetOptions = {}): LabSet {
   return {
-    label,
-    strategies: describeRow(row),
+    label: o.label ?? rowLabel(row),
+    strategies: describeRow(row) + (o.onRedisDown === undefined ? "" : `, onRedisDown ${o.onRedisDown}`),
     open(redis, pool, namespace, ttlMs, warm) {
       // herdless reads no wall clock (freshness is the server's PTTL); the nearest thing to
       // a skewed clock it has is its monotonic one, offset the same way.
-      const skew = skewMs(pool);
+      const skew = o.skewMs?.(pool) ?? 0;
       const now = skew === 0 ? {} : { now: () => performance.now() + skew };
+      const down = o.onRedisDown === undefined ? {} : { onRedisDown: o.onRedisDown };
       const cache = pipeline<string>(
-        { redis, ttlMs, namespace, ...now, ...(warm ? { commandTimeoutMs: 10_000 } : {}) },
+        { redis, ttlMs, namespace, ...now, ...down, ...(warm ? { commandTimeoutMs: 10_000 } : {}) },
         ...strategiesFor(row, layers, warm ? ["limit"] : []),
       );
       return {
@@ -66,7 +72,7 @@ export function layerSet(
 
 /** The full pipeline, labelled as herdless in the recipes' tables. */
 export function herdlessSet(layers: LayerSettings, skewMs?: (pool: number) => number): LabSet {
-  return layerSet(ROWS - 1, layers, "herdless (full)", skewMs);
+  return layerSet(ROWS - 1, layers, { label: "herdless (full)", ...(skewMs === undefined ? {} : { skewMs }) });
 }
 
 /** Which article's recipe. */

@@ -22,6 +22,7 @@ import { failingOriginLoad, outageOf } from "./failing_origin.ts";
 import { flushLoad } from "./flush.ts";
 import { hotKeyLoad } from "./hot_key.ts";
 import { manyKeysLoad } from "./many_keys.ts";
+import { redisDownStories } from "./redis_down.ts";
 
 const POOLS = 4;
 const SKEWED_SHARE = 500;
@@ -142,7 +143,8 @@ function stories(ctx: LabContext): Story[] {
 export const recipes: Scenario = {
   id: "recipes",
   title: "herdless against the articles' recipes",
-  quickLeavesOut: "the recipes' cold burst across 4 processes and their origin above 001's poll budget",
+  quickLeavesOut:
+    "the recipes' cold burst across 4 processes, their origin above 001's poll budget and the Redis-down stories",
   async run(ctx: LabContext): Promise<ScenarioResult> {
     const parts: ScenarioResult[] = [];
     const layers = layerSettings(10_000, { waitMs: 3000 });
@@ -161,11 +163,13 @@ export const recipes: Scenario = {
       ctx.progress(`${this.title}: ${story.title}`);
       parts.push(await steady(ctx, story));
     }
+    // Full only: a server and four app processes of their own, two stories of 10 and 15 s (about 45 s in all).
+    if (!ctx.cut) parts.push(...(await redisDownStories(ctx)));
     return {
       id: this.id,
       title: this.title,
-      setup:
-        `${parts.length} stories; rows: herdless' full pipeline, then recipes 001, 000 and 002 (lab/stampede/recipes/)`,
+      setup: `${parts.length} stories; rows: herdless' full pipeline (in the Redis-down stories, in each onRedisDown ` +
+        "mode), then recipes 001, 000 and 002 (lab/stampede/recipes/)",
       origin: "simulated origins, one per row",
       bucketMs: parts[0]!.bucketMs,
       durationMs: parts[0]!.durationMs,
