@@ -6,32 +6,14 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import type { RedisLike } from "../../mod.ts";
+import { type ClientInfo, clientList, info } from "../shared/server_info.ts";
 
-/** One client of CLIENT LIST, the fields the run uses. */
-export interface ClientInfo {
-  id: string;
-  name: string;
-  flags: string;
-}
-
-/** Every client the server lists. */
-export async function clientList(admin: RedisLike): Promise<ClientInfo[]> {
-  const text = String(await admin.send(["CLIENT", "LIST"]));
-  return text.split("\n").filter((line) => line.length > 0).map((line) => {
-    const field = (name: string) => new RegExp(`(?:^| )${name}=(\\S*)`).exec(line)?.[1] ?? "";
-    return { id: field("id"), name: field("name"), flags: field("flags") };
-  });
-}
+// Read by the rest of the chaos run from here, beside what only it reads.
+export { clientList, info };
 
 /** The workers' connections as the server sees them. */
 export async function workerClients(admin: RedisLike): Promise<ClientInfo[]> {
   return (await clientList(admin)).filter((c) => c.name.startsWith("chaos-w"));
-}
-
-/** A field of INFO, as a number (NaN if absent). */
-export async function info(admin: RedisLike, section: string, field: string): Promise<number> {
-  const text = String(await admin.send(["INFO", section]));
-  return Number(new RegExp(`^${field}:(\\S+)`, "m").exec(text)?.[1]);
 }
 
 /** Connections at a phase boundary: the workers' (by name), everybody's, and the proxy's. */

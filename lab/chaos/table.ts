@@ -7,6 +7,7 @@
 import type { PhaseCalls } from "./calls.ts";
 import type { PhaseSummary } from "./metrics.ts";
 import type { Connections } from "./probe.ts";
+import { count as n, ms } from "../shared/format.ts";
 
 /** One phase of the run, measured. */
 export interface Row {
@@ -20,8 +21,6 @@ export interface Row {
   after: Connections;
 }
 
-const n = (x: number) => x.toLocaleString("en-US");
-const ms = (x: number) => (x < 10 ? x.toFixed(1) : n(Math.round(x)));
 const mb = (bytes: number) => n(Math.round(bytes / 1024 / 1024));
 
 const COLUMNS: { title: string; cell: (r: Row) => string }[] = [

@@ -35,7 +35,7 @@ import { originLoader, type Value } from "./origin.ts";
 import { measureDrain, RAW_BIG_KEY, replyBytes } from "./drain_probe.ts";
 import { errorClass, errorMessage, type Report } from "./protocol.ts";
 import { Windows } from "./windows.ts";
-import { zipf } from "./zipf.ts";
+import { zipf } from "../shared/zipf.ts";
 
 const config = JSON.parse(process.argv[process.argv.length - 1]!) as WorkerConfig;
 const send = (report: Report) => process.stdout.write(`${JSON.stringify(report)}\n`);

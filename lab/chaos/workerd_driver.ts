@@ -26,7 +26,7 @@ import { createInterface } from "node:readline";
 import { settings } from "./config.ts";
 import { errorClass, errorMessage, type Report, type Window } from "./protocol.ts";
 import { Windows } from "./windows.ts";
-import { zipf } from "./zipf.ts";
+import { zipf } from "../shared/zipf.ts";
 import { startWorkerd, type Workerd } from "../../test/workerd/_workerd.ts";
 
 /** What the driver is told. */

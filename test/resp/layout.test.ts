@@ -373,7 +373,7 @@ function walkAll(dir: string, out: string[] = []): string[] {
 }
 
 layout("every source and test file is named in snake_case", () => {
-  const files = ["resp/", "strategies/", "test/", "bench/"].flatMap((dir) => walkAll(dir));
+  const files = ["resp/", "strategies/", "test/", "bench/", "lab/"].flatMap((dir) => walkAll(dir));
   assert.ok(files.length > 200, `read ${files.length} files`);
   assert.equal(caseViolations(files), []);
 });
