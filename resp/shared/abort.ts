@@ -108,3 +108,31 @@ export function raceGroup(signal: AbortSignal | undefined): RaceGroup {
     },
   };
 }
+
+/** One signal per listener-to-be of a caller's signal, all aborted through one listener (see {@linkcode fanOut}). */
+export interface FanOut {
+  /** The signals, in order: each aborts with `signal`'s reason when it does. */
+  readonly signals: readonly AbortSignal[];
+  /** Stop listening to the caller's signal (every wait on the signals ended). */
+  dispose(): void;
+}
+
+// Node warns past ten listeners on one signal: a few waits share it as is.
+const SHARED_UP_TO = 4;
+
+/**
+ * `count` signals that abort when `signal` does, for waits that each listen
+ * to their own (a getMany's identities, each through coalesce() and lease()):
+ * up to four share `signal` itself; past that each gets its own, and
+ * `signal` gets one listener for all.
+ */
+export function fanOut(signal: AbortSignal, count: number): FanOut {
+  if (count <= SHARED_UP_TO || signal.aborted) {
+    return { signals: Array.from({ length: count }, () => signal), dispose: nothing };
+  }
+  const controllers = Array.from({ length: count }, () => new AbortController());
+  const stop = onAbort(signal, () => {
+    for (const controller of controllers) controller.abort(signal.reason);
+  });
+  return { signals: controllers.map((c) => c.signal), dispose: stop };
+}

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { listenAbort, onAbort, race, type RaceGroup, raceGroup, unlistenAbort } from "./abort.ts";
+export { type FanOut, fanOut, listenAbort, onAbort, race, type RaceGroup, raceGroup, unlistenAbort } from "./abort.ts";
 export { brand, hasBrand } from "./brand.ts";
 export { ignore } from "./ignore.ts";
 export { replyText } from "./text.ts";

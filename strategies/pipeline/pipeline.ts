@@ -193,7 +193,7 @@ class PipelineCache<T> implements Cache<T> {
         signal,
         random: this.#parts.settings.random,
         key: (identity) => this.#parts.keys(identity).data,
-        one: (identity) => this.#gets.warmOne(identity, loader as Loader<unknown>, call, signal, group),
+        one: (identity, own) => this.#gets.warmOne(identity, loader as Loader<unknown>, call, own ?? signal, group),
       }).finally(() => {
         group.dispose();
         deadline.dispose();

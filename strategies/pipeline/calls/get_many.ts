@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { onAbort, type RaceGroup, raceGroup } from "../../../resp/shared/mod.ts";
+import { fanOut, onAbort, type RaceGroup, raceGroup } from "../../../resp/shared/mod.ts";
 import type { LoadMany } from "../../cache.ts";
 import type { Entry, FillRequest, Outcome } from "../../contract.ts";
 import type { Identity } from "../../types.ts";
@@ -275,17 +275,29 @@ class Batch {
       reject: undefined,
     }));
     this.#slots.push(...slots);
-    return slots.map((slot, i) => this.#start(slot, pending[i]!.seen, pending[i]!.freshAfter));
+    // Each request's signal is listened to by coalesce() and lease(): one
+    // per identity on the call's signal would pass Node's ten-listener warning.
+    const fan = fanOut(this.#call.signal, slots.length);
+    const outcomes = slots.map((slot, i) =>
+      this.#start(slot, pending[i]!.seen, pending[i]!.freshAfter, fan.signals[i]!)
+    );
+    Promise.allSettled(outcomes).then(fan.dispose);
+    return outcomes;
   }
 
-  #start(slot: Slot, seen: Entry | undefined, freshAfter: number | undefined): Promise<Outcome> {
+  #start(
+    slot: Slot,
+    seen: Entry | undefined,
+    freshAfter: number | undefined,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
     const core = this.#core;
     const fields: FillRequest = {
       keys: slot.item.keys,
       identity: slot.item.identity,
       ttlMs: this.#call.ttlMs,
       tags: this.#call.tags,
-      signal: this.#call.signal,
+      signal,
       background: this.#background,
       seen,
       ...(freshAfter === undefined ? {} : { freshAfter }),

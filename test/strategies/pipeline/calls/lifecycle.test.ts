@@ -7,6 +7,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Arg, SendOptions } from "../../../../resp/types.ts";
 import { ClosedError, isClosedError } from "../../../../strategies/errors.ts";
+import { coalesce } from "../../../../strategies/coalesce.ts";
+import type { Strategy } from "../../../../strategies/contract.ts";
 import { lease } from "../../../../strategies/lease.ts";
 import { near } from "../../../../strategies/near.ts";
 import type { Cache } from "../../../../strategies/cache.ts";
@@ -203,32 +205,39 @@ Life("close({ timeoutMs }) refuses a bad bound, naming it", async () => {
   await cache.close({ timeoutMs: 1000 });
 });
 
-Life("getMany of 500 identities with a signal, and warm with concurrency 50, add no listener warning", async () => {
-  const warnings: Error[] = [];
-  const listen = (w: Error) => warnings.push(w);
-  process.on("warning", listen);
-  try {
-    const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() });
-    const controller = new AbortController();
-    const ids = Array.from({ length: 500 }, (_, i) => `id${i}`);
-    const values = await cache.getMany(ids, (missing) => Promise.resolve(missing.map((m) => `v:${m}`)), {
-      signal: controller.signal,
-      timeoutMs: 10_000,
-    });
-    assert.is(values.length, 500);
-    const more = Array.from({ length: 200 }, (_, i) => `w${i}`);
-    const report = await cache.warm(more, ({ identity }) => `v:${identity}`, {
-      concurrency: 50,
-      signal: controller.signal,
-    });
-    assert.is(report.loaded, 200);
-    await cache.close();
-    // Warnings are emitted on the next tick.
-    await new Promise((r) => setImmediate(r));
-  } finally {
-    process.off("warning", listen);
-  }
-  assert.equal(warnings.map((w) => w.name), []);
-});
+Life(
+  "getMany of 500 identities with a signal, and warm with concurrency 50, add no listener warning, with or without coalesce() and lease() (each listens to every identity's request)",
+  async () => {
+    const warnings: Error[] = [];
+    const listen = (w: Error) => warnings.push(w);
+    process.on("warning", listen);
+    try {
+      for (const strategies of [[], [coalesce(), lease()]]) await noWarning(strategies);
+    } finally {
+      process.off("warning", listen);
+    }
+    assert.equal(warnings.map((w) => w.message), []);
+  },
+);
+
+async function noWarning(strategies: Strategy[]) {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, ...strategies);
+  const controller = new AbortController();
+  const ids = Array.from({ length: 500 }, (_, i) => `id${i}`);
+  const values = await cache.getMany(ids, (missing) => Promise.resolve(missing.map((m) => `v:${m}`)), {
+    signal: controller.signal,
+    timeoutMs: 10_000,
+  });
+  assert.is(values.length, 500);
+  const more = Array.from({ length: 200 }, (_, i) => `w${i}`);
+  const report = await cache.warm(more, ({ identity }) => `v:${identity}`, {
+    concurrency: 50,
+    signal: controller.signal,
+  });
+  assert.is(report.loaded, 200);
+  await cache.close();
+  // Warnings are emitted on the next tick.
+  await new Promise((r) => setImmediate(r));
+}
 
 Life.run();

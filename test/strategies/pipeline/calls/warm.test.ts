@@ -1,5 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { connect } from "../../../../resp/client.ts";
+import type { Arg, SendOptions } from "../../../../resp/types.ts";
 import { coalesce } from "../../../../strategies/coalesce.ts";
 import { lease } from "../../../../strategies/lease.ts";
 import { pipeline } from "../../../../strategies/pipeline/pipeline.ts";
@@ -7,6 +9,7 @@ import { swr } from "../../../../strategies/swr.ts";
 import { runWorkers } from "../../../support/processes.ts";
 import { rejects } from "../../../support/assert.ts";
 import { useRedis } from "../../../support/fixture.ts";
+import { startRedis } from "../../../support/redis_server.ts";
 import { plant } from "../../../support/strategies.ts";
 import { deferred, until } from "../../../support/wait.ts";
 
@@ -47,6 +50,43 @@ Warm("warm() keeps going past a failure and reports it", async () => {
   assert.equal(await Promise.all(["a", "bad", "c"].map((id) => cache.peek(id))), ["a", undefined, "c"]);
   await cache.close();
 });
+
+Warm(
+  "warm() against a dead Redis tries no identity after one found it unreachable: the rest are counted failed at once",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    // Counts the reads sent: each would wait out commandTimeoutMs in the client's queue.
+    const wire = {
+      reads: 0,
+      send(args: readonly Arg[], options?: SendOptions) {
+        if (String(args[0]).toUpperCase() === "GET") wire.reads++;
+        return redis.send(args, options);
+      },
+    };
+    const cache = pipeline(
+      { redis: wire, ttlMs: 60_000, namespace: "dead", commandTimeoutMs: 200 },
+      coalesce(),
+      lease(),
+    );
+    try {
+      assert.is(await cache.get("before", () => "v"), "v");
+      await server.kill();
+      const reads = wire.reads;
+      let calls = 0;
+      const ids = Array.from({ length: 100 }, (_, i) => `id${i}`);
+      const report = await cache.warm(ids, () => ++calls, { concurrency: 4 });
+      assert.equal(report, { loaded: 0, fresh: 0, failed: 100 });
+      assert.is(calls, 0, "the origin was called for a dead Redis");
+      // The first identities of the four workers, and what one of them had started before another failed.
+      assert.ok(wire.reads - reads <= 2 * 4 * 2, `${wire.reads - reads} reads for 100 identities`);
+    } finally {
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
 
 Warm("warm() runs at most `concurrency` loads at once", async () => {
   const cache = pipeline({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, lease());
