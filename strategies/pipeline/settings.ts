@@ -110,7 +110,7 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
     wakeups,
     now: checkNow(func<() => number>(WHERE, "now", o.now ?? (() => performance.now()))),
     defaultNow: o.now === undefined,
-    random: func<() => number>(WHERE, "random", o.random ?? Math.random),
+    random: checkRandom(func<() => number>(WHERE, "random", o.random ?? Math.random)),
     onEvent: o.onEvent === undefined ? undefined : func<(e: CacheEvent) => void>(WHERE, "onEvent", o.onEvent),
     waitUntil: o.waitUntil === undefined
       ? undefined
@@ -124,6 +124,16 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
 
 // A clock that does not tell time fails later, where it is read, naming
 // nothing (a publication's arguments, a deadline): asked once here instead.
+// One draw where the source is given: a source that cannot draw is refused
+// here, not at the first publish that jitter() draws for (or never, without it).
+function checkRandom(random: () => number): () => number {
+  const r = random();
+  if (typeof r !== "number" || !(r >= 0 && r <= 1)) {
+    throw new RangeError(`Cannot create pipeline: 'random' must return a number in [0, 1], got ${show(r)}`);
+  }
+  return random;
+}
+
 function checkNow(now: () => number): () => number {
   const t = now();
   if (typeof t !== "number" || !Number.isFinite(t)) {

@@ -77,6 +77,8 @@ Jitter("the jittered fresh window is drawn once per publish and the stale window
     jitter({ spreadMs: 30_000 }),
     swr({ staleMs: 10_000 }),
   );
+  // pipeline() drew once to check the source.
+  draws = 0;
   await cache.get("a", () => "v");
   await cache.get("a", () => "v");
   await cache.get("b", () => "v");

@@ -130,8 +130,15 @@ Unknown("a signal, a clock and a random source are checked where they are given,
     TypeError,
     "Cannot create pipeline: 'now' must return a finite number of ms, got NaN",
   );
+  await rejects(
+    () => pipeline({ redis: db.redis, ttlMs: 1000, random: () => 7 }),
+    RangeError,
+    "Cannot create pipeline: 'random' must return a number in [0, 1], got 7",
+  );
+  // A source good at first and bad later: jitter() checks each draw it takes.
+  let draws = 0;
   const jittered = pipeline<string>(
-    { redis: db.redis, ttlMs: 1000, namespace: db.ns(), random: () => 7 },
+    { redis: db.redis, ttlMs: 1000, namespace: db.ns(), random: () => (draws++ === 0 ? 0.5 : 7) },
     jitter({ spreadMs: 100 }),
   );
   await rejects(
