@@ -63,7 +63,7 @@ export interface CacheStats {
   skips: number;
   /** Callers in the error window served the old value after swr's `softTimeoutMs` while their load went on (also in `stale`). */
   softTimeouts: number;
-  /** Loads that answered `ctx.notModified()`: the previous value republished with a fresh window. */
+  /** Loads that answered `ctx.notModified()`: the previous value republished with a fresh window (counted once the republication settled). */
   notModified: number;
   /** Values read from Redis that the pipeline's `schema` refused (each a miss, reloaded). */
   invalid: number;

@@ -245,8 +245,25 @@ export class Publisher {
   ): Promise<Outcome> {
     const c = this.#cache;
     const key = req.keys.data;
+    // Counted once the republication settled, whatever its outcome: a reader
+    // that saw the counter move then reads the fresh window, not the old one.
+    try {
+      return await this.#republished(req, choice, loadMs, stamp, started);
+    } finally {
+      c.emit({ type: "not-modified", key });
+    }
+  }
+
+  async #republished(
+    req: FillRequest,
+    choice: ValueChoice,
+    loadMs: number,
+    stamp: Stamp,
+    started: number,
+  ): Promise<Outcome> {
+    const c = this.#cache;
+    const key = req.keys.data;
     const previous = choice.previous!;
-    c.emit({ type: "not-modified", key });
     ({ req, stamp } = await choice.apply(req, stamp));
     const etag = choice.etag ?? previous.etag;
     let stored: Stored;
