@@ -17,7 +17,7 @@ import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { startFakeServer } from "../../support/fake_server.ts";
 import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis_sentinel.ts";
-import { origin, untilNearHit } from "../../support/strategies.ts";
+import { events, origin, untilNearHit } from "../../support/strategies.ts";
 import { deferred, tick, until } from "../../support/wait.ts";
 
 const DATA_PASSWORD = "data-secret";
@@ -387,6 +387,71 @@ test("a write the demoted master refused with READONLY is sent once more, to the
   assert.is(await client.send(["SET", "sentinel:readonly", "after"]), "OK");
   assert.equal((await failover).to, name(to));
   assert.is((await ctx.group.cli(to.port, "GET", "sentinel:readonly"))[0], "after");
+  await ctx.group.waitSettled({ replicas: 2 });
+});
+
+test("onRedisDown 'local' across a SIGKILLed master: no get fails until the client reports the failover (a near entry kept, one load for a missing key, nothing stored), then gets read the new master", async (ctx) => {
+  const client = await open(ctx, { resp: 3 });
+  const writer = await open(ctx);
+  const namespace = `down${Date.now()}`;
+  const seen = events();
+  const cache = pipeline<string>(
+    { redis: client, ttlMs: 60_000, namespace, onRedisDown: "local", onEvent: seen.onEvent },
+    near({ maxEntries: 100 }),
+    coalesce(),
+    lease(),
+  );
+  const writes = pipeline<string>({ redis: writer, ttlMs: 60_000, namespace });
+  assert.is(await cache.get("kept", () => "v1"), "v1");
+  await untilNearHit(cache, "kept", "v1");
+
+  const old = await ctx.group.master();
+  const withinMs = ctx.group.downAfterMs + ctx.group.failoverTimeoutMs + 5000;
+  const failover = nextFailover(client, withinMs);
+  const writerFailover = nextFailover(writer, withinMs);
+  let reported = false;
+  void failover.then(() => (reported = true), () => (reported = true));
+  ctx.group.node(old.port).signal("SIGKILL");
+
+  // The failover's window: every get is served from this process, none waits for the dead master.
+  const never = origin<string>(() => "never");
+  const missing = origin(() => "loaded while down");
+  const failures: unknown[] = [];
+  let rounds = 0;
+  while (!reported) {
+    const results = await Promise.allSettled([
+      cache.get("kept", never.load, { timeoutMs: 2000 }),
+      cache.get("missing", missing.load, { timeoutMs: 2000 }),
+    ]);
+    for (const r of results) if (r.status === "rejected") failures.push(r.reason);
+    if (results[0].status === "fulfilled") assert.is(results[0].value, "v1", "the near entry, kept through the outage");
+    if (results[1].status === "fulfilled") assert.is(results[1].value, "loaded while down");
+    rounds++;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await failover;
+  assert.equal(failures, [], "no get failed while the master was down");
+  assert.ok(rounds > 5, `gets ran through the window (${rounds} rounds)`);
+  assert.is(never.calls, 0, "the kept entry never needed its origin");
+  assert.is(missing.calls, 1, "one load of the missing key for the whole window, kept for its fresh window");
+  assert.ok(seen.seen.some((e) => e.type === "redis-down"), "redis-down was reported");
+  assert.ok(cache.stats().degraded > 0);
+
+  // Back up: what was loaded while down was not stored, and gets read the new master again.
+  await writerFailover;
+  assert.is(await writes.peek("missing"), undefined, "the value loaded while down was not stored");
+  await writes.set("kept", "v2");
+  await until(async () => (await cache.get("kept", never.load)) === "v2", 5000);
+  await until(() => seen.seen.some((e) => e.type === "redis-up"), 5000);
+  assert.is(await cache.get("missing", () => "loaded after"), "loaded after");
+  assert.is(await writes.peek("missing"), "loaded after");
+  assert.is(never.calls, 0);
+  await Promise.all([cache.close(), writes.close()]);
+
+  // The killed master comes back as the new master's replica, for the tests after this one.
+  const dead = ctx.group.node(old.port);
+  await dead.restart();
+  await ctx.group.demote(old, await ctx.group.master());
   await ctx.group.waitSettled({ replicas: 2 });
 });
 
