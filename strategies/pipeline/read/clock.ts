@@ -98,7 +98,10 @@ export class ServerClock {
       : this.#estimates.get(this.#node(key));
     if (estimate === undefined) return undefined;
     const local = this.#cache.now();
-    if (local >= estimate.due) {
+    // Not through a client that says it is disconnected: the TIME would
+    // only wait in its queue (a get served while Redis is down ages its
+    // entry here); the next read after the reconnect measures.
+    if (local >= estimate.due && (this.#cache.redis as { connected?: unknown }).connected !== false) {
       const node = this.#node(key);
       if (!this.#measuring.has(node)) {
         // Other caches sharing the estimate (a Worker's per request) leave

@@ -14,6 +14,8 @@ import { TimeoutError } from "../../../resp/errors.ts";
 import type { Arg, SendOptions } from "../../../resp/types.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
+import { limit } from "../../../strategies/limit.ts";
+import { OverloadedError } from "../../../strategies/errors.ts";
 import { near } from "../../../strategies/near.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { cacheStatus } from "../../../strategies/pipeline/report/cache_status.ts";
@@ -21,7 +23,7 @@ import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { startRedis } from "../../support/redis_server.ts";
 import { events, origin } from "../../support/strategies.ts";
-import { barrier, until } from "../../support/wait.ts";
+import { barrier, deferred, until } from "../../support/wait.ts";
 
 const Down = suite("onRedisDown");
 const db = useRedis(Down, { prefix: "down" });
@@ -34,7 +36,9 @@ function counted(redis: RedisClient) {
       return redis.connected;
     },
     send(args: readonly Arg[], options?: SendOptions) {
-      c.sent++;
+      // The clock's TIME is its own: the cache re-measures the server's clock
+      // when its estimate ages, whatever gets do, so it is not counted.
+      if (args[0] !== "TIME") c.sent++;
       return redis.send(args, options);
     },
   };
@@ -284,6 +288,112 @@ Down(
     }
   },
 );
+
+Down(
+  "writes refused (READONLY, a replica): the value loaded serves this process' gets of its identity, one load",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3 });
+    const cache = pipeline<string>(
+      { redis, ttlMs: 60_000, namespace: "ro", onRedisDown: "local" },
+      coalesce(),
+      lease(),
+    );
+    try {
+      // The namespace's epoch exists, as on a replica of the master the cache ran on. Then the server becomes a
+      // replica of a master that never answers: it keeps its data and serves reads, and refuses every write.
+      assert.is(await cache.get("before", () => "v"), "v");
+      assert.is(await redis.send(["REPLICAOF", "127.0.0.1", "1"]), "OK");
+      const refused = await redis.send(["SET", "x", "1"]).then(() => undefined, (e: Error) => e.message);
+      assert.match(String(refused), /^READONLY/, "the server refuses writes");
+      const o = origin((n) => `loaded ${n}`);
+      const first = await cache.getEntry("k", o.load);
+      assert.equal([first.value, first.stored, first.degraded], ["loaded 1", false, "write-refused"]);
+      for (let i = 0; i < 20; i++) assert.is(await cache.get("k", o.load), "loaded 1");
+      assert.is(o.calls, 1, "origin calls while the replica refuses writes");
+      // The load served uncached is counted; the gets after it are hits of the value kept here.
+      assert.is(cache.stats().degraded, 1);
+    } finally {
+      await redis.send(["REPLICAOF", "NO", "ONE"]);
+      await cache.close();
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down(
+  "Redis killed under limit(): loads while down run at most 'concurrency' at once, and the rest are shed",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const bound = limit({ concurrency: 2 });
+    const cache = pipeline<string>(
+      { redis, ttlMs: 60_000, namespace: "lim", onRedisDown: "local" },
+      coalesce(),
+      lease(),
+      bound,
+    );
+    try {
+      assert.is(await cache.get("before", () => "stored"), "stored");
+      await server.kill();
+      const hold = deferred();
+      const o = origin((n) => `local ${n}`);
+      o.hold = hold.promise;
+      const gets = ["a", "b", "c", "d"].map((id) => cache.get(id, o.load));
+      await o.called(2);
+      const settled = Promise.allSettled(gets);
+      await until(() => cache.stats().shed === 2);
+      assert.is(bound.active, 2, "loads running at once while Redis is down");
+      hold.resolve();
+      const results = await settled;
+      assert.equal(results.filter((r) => r.status === "fulfilled").length, 2);
+      const shed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason);
+      assert.ok(shed.every((e) => e instanceof OverloadedError), String(shed));
+      assert.is(o.calls, 2);
+    } finally {
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down("a lease waiter caught waiting when Redis dies is served from this process: one load, not an error", async () => {
+  const server = await startRedis();
+  const ownerRedis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+  const waiterRedis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+  const ev = events();
+  const owner = pipeline<string>({ redis: ownerRedis, ttlMs: 60_000, namespace: "lw" }, lease({ leaseMs: 30_000 }));
+  const waiter = pipeline<string>(
+    { redis: waiterRedis, ttlMs: 60_000, namespace: "lw", onRedisDown: "local", onEvent: ev.onEvent },
+    coalesce(),
+    lease({ leaseMs: 30_000, waitMs: 10_000 }),
+  );
+  const hold = deferred();
+  const held = origin(() => "owner's");
+  held.hold = hold.promise;
+  try {
+    const owned = owner.get("k", held.load).catch((e: unknown) => e);
+    await held.called();
+    const local = origin(() => "loaded while down");
+    const waiting = waiter.getEntry("k", local.load);
+    await ev.reach("wait", 1);
+    assert.is(local.calls, 0, "the waiter waits for the owner while Redis is up");
+    await server.kill();
+    const served = await waiting;
+    assert.equal([served.value, served.stored, served.degraded], ["loaded while down", false, "redis-down"]);
+    assert.is(local.calls, 1);
+    hold.resolve();
+    await owned;
+  } finally {
+    hold.resolve();
+    await Promise.all([owner.close({ timeoutMs: 1000 }), waiter.close({ timeoutMs: 1000 })]);
+    ownerRedis.destroy();
+    waiterRedis.destroy();
+    await server.stop();
+  }
+});
 
 /** The server's clock, in ms. */
 async function serverMs(redis: RedisClient): Promise<number> {
