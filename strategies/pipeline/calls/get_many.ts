@@ -62,11 +62,11 @@ interface Missing {
 }
 
 /** The values of `call.identities`, aligned. */
-export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[]> {
+export async function getMany(parts: GetParts, call: BatchCall): Promise<unknown[]> {
   // Duplicates are read and loaded once.
   const unique = new Map<string, Item>();
   const slots = call.identities.map((identity) => {
-    const keys = core.keys(identity);
+    const keys = parts.keys(identity);
     if (!unique.has(keys.data)) unique.set(keys.data, { identity, keys });
     return keys.data;
   });
@@ -74,33 +74,33 @@ export async function getMany(core: GetParts, call: BatchCall): Promise<unknown[
   // Every wait of the batch races the call's signal through one listener, whatever its size.
   const group = raceGroup(call.signal);
   try {
-    return await fillBatch(core, call, slots, items, group);
+    return await fillBatch(parts, call, slots, items, group);
   } finally {
     group.dispose();
   }
 }
 
 async function fillBatch(
-  core: GetParts,
+  parts: GetParts,
   call: BatchCall,
   slots: readonly string[],
   items: readonly Item[],
   group: RaceGroup,
 ): Promise<unknown[]> {
-  const waiting = core.invalidations.whenReady();
+  const waiting = parts.invalidations.whenReady();
   if (waiting !== undefined) await waiting;
-  if (call.forceFresh) return await forced(core, call, slots, items, group);
+  if (call.forceFresh) return await forced(parts, call, slots, items, group);
   // Issued in one tick: they leave in one write (one per node on a cluster).
   // Each joins a read of its key already in flight in this process, if any.
   // With onRedisDown "local", an identity whose server cannot be reached is
   // read from this process instead (and loaded offline if it holds none).
-  const outage = core.outage;
+  const outage = parts.outage;
   const reads = await Promise.all(items.map(async (item): Promise<ItemRead> => {
     const key = item.keys.data;
     if (outage !== undefined && outage.access(key) === "skip") return { entry: undefined, near: false, down: true };
-    const near = core.near ? core.reader.near(key) : undefined;
+    const near = parts.near ? parts.reader.near(key) : undefined;
     try {
-      const entry = near ?? await group.race(core.reader.shared(item.keys, undefined));
+      const entry = near ?? await group.race(parts.reader.shared(item.keys, undefined));
       outage?.answered(key);
       return { entry, near: near !== undefined, down: false };
     } catch (error) {
@@ -119,39 +119,39 @@ async function fillBatch(
     const { entry, near, down } = reads[i]!;
     const key = item.keys.data;
     if (down) {
-      core.stats.emit({ type: "degraded", key, error: outage!.reason(key) });
-      const held = core.reader.local(key);
+      parts.stats.emit({ type: "degraded", key, error: outage!.reason(key) });
+      const held = parts.reader.local(key);
       if (held !== undefined) {
-        core.stats.served(key, true, held.near);
+        parts.stats.served(key, true, held.near);
         values.set(key, held.entry.value);
       } else {
-        core.stats.mark("miss", key);
+        parts.stats.mark("miss", key);
         missing.push({ item, seen: undefined, fallback: undefined, offline: true });
       }
       return;
     }
-    const verdict = core.strategies.judge(entry);
+    const verdict = parts.strategies.judge(entry);
     if (verdict.kind !== "miss") {
-      countServed(core, key, verdict.kind === "stale", near);
+      countServed(parts, key, verdict.kind === "stale", near);
       values.set(key, entry!.value);
       if (verdict.kind === "stale") stale.push(item);
       else if (verdict.kind === "refresh") early.push(item);
       return;
     }
-    core.stats.mark("miss", key);
+    parts.stats.mark("miss", key);
     missing.push({ item, seen: entry, fallback: verdict.fallback, offline: false });
   });
   if (!call.closing()) {
-    refresh(core, call, stale, reads, items, false);
-    refresh(core, call, early, reads, items, true);
+    refresh(parts, call, stale, reads, items, false);
+    refresh(parts, call, early, reads, items, true);
   }
   if (missing.length > 0) {
     if (call.signal.aborted) throw call.signal.reason;
     // A close() ran out of time while this batch was reading: it loads nothing.
-    if (core.lifecycle.ended) throw new ClosedError("getMany");
-    const fills = new Batch(core, call, false).fill(missing);
+    if (parts.lifecycle.ended) throw new ClosedError("getMany");
+    const fills = new Batch(parts, call, false).fill(missing);
     // swr's soft timeout, per identity that has an old value to serve.
-    const soft = core.fallbackAfterMs;
+    const soft = parts.fallbackAfterMs;
     const settled = await Promise.allSettled(
       fills.map((fill, i) =>
         group.race(soft === undefined || missing[i]!.fallback === undefined ? fill : fallbackRace(fill, soft))
@@ -160,13 +160,13 @@ async function fillBatch(
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
       if (result.status === "fulfilled" && result.value === FALLBACK) {
-        core.stats.emit({ type: "soft-timeout", key: item.keys.data });
-        core.stats.mark("stale", item.keys.data);
+        parts.stats.emit({ type: "soft-timeout", key: item.keys.data });
+        parts.stats.mark("stale", item.keys.data);
         values.set(item.keys.data, fallback!.value);
       } else if (result.status === "fulfilled") values.set(item.keys.data, (result.value as Outcome).value);
       else if (fallback !== undefined && !(call.signal.aborted && !isDeadline(call.signal.reason))) {
         // Stale-if-error, per identity.
-        core.stats.mark("stale", item.keys.data);
+        parts.stats.mark("stale", item.keys.data);
         values.set(item.keys.data, fallback.value);
       } else throw result.reason;
     });
@@ -177,16 +177,16 @@ async function fillBatch(
 // forceFresh: every identity loaded, none read; a value another owner
 // publishes stands in only if its load began after the call.
 async function forced(
-  core: GetParts,
+  parts: GetParts,
   call: BatchCall,
   slots: readonly string[],
   items: readonly Item[],
   group: RaceGroup,
 ): Promise<unknown[]> {
-  const marks = await Promise.all(items.map((item) => group.race(core.reader.latestNow(item.keys.data, undefined))));
-  for (const item of items) core.stats.mark("miss", item.keys.data);
+  const marks = await Promise.all(items.map((item) => group.race(parts.reader.latestNow(item.keys.data, undefined))));
+  for (const item of items) parts.stats.mark("miss", item.keys.data);
   if (call.signal.aborted) throw call.signal.reason;
-  const fills = new Batch(core, call, false).fill(
+  const fills = new Batch(parts, call, false).fill(
     items.map((item, i) => ({ item, seen: undefined, freshAfter: marks[i] })),
   );
   const outcomes = await Promise.all(fills.map((fill) => group.race(fill)));
@@ -197,7 +197,7 @@ async function forced(
 // Stale and early-refresh entries are refreshed in the background, as one
 // more batch (each identity at most once per cache at a time).
 function refresh(
-  core: GetParts,
+  parts: GetParts,
   call: BatchCall,
   due: Item[],
   reads: { entry: Entry | undefined }[],
@@ -206,7 +206,7 @@ function refresh(
 ) {
   if (due.length === 0) return;
   const byKey = new Map(due.map((item) => [item.keys.data, item]));
-  core.background.refreshMany([...byKey.keys()], async (claimed) => {
+  parts.background.refreshMany([...byKey.keys()], async (claimed) => {
     // Background refreshes belong to the cache: only a close() whose time ran out aborts them.
     const deadline = new CallDeadline(
       `${claimed.length} identities`,
@@ -214,10 +214,10 @@ function refresh(
       undefined,
       undefined,
       0,
-      core.lifecycle.running,
+      parts.lifecycle.running,
     );
     try {
-      const fills = new Batch(core, { ...call, signal: deadline.signal }, true).fill(claimed.map((key) => {
+      const fills = new Batch(parts, { ...call, signal: deadline.signal }, true).fill(claimed.map((key) => {
         const item = byKey.get(key)!;
         return { item, seen: reads[items.indexOf(item)]!.entry };
       }));
@@ -244,14 +244,14 @@ interface Slot {
 
 /** The identities of one `getMany` going through the fill chain together. */
 class Batch {
-  readonly #core: GetParts;
+  readonly #parts: GetParts;
   readonly #call: BatchCall;
   readonly #background: boolean;
   readonly #slots: Slot[] = [];
   #waves = 0;
 
-  constructor(core: GetParts, call: BatchCall, background: boolean) {
-    this.#core = core;
+  constructor(parts: GetParts, call: BatchCall, background: boolean) {
+    this.#parts = parts;
     this.#call = call;
     this.#background = background;
   }
@@ -291,7 +291,7 @@ class Batch {
     freshAfter: number | undefined,
     signal: AbortSignal,
   ): Promise<Outcome> {
-    const core = this.#core;
+    const parts = this.#parts;
     const fields: FillRequest = {
       keys: slot.item.keys,
       identity: slot.item.identity,
@@ -315,13 +315,13 @@ class Batch {
     // tracked so close() waits for it.
     let outcome: Promise<Outcome>;
     try {
-      outcome = core.strategies.fill(req);
+      outcome = parts.strategies.fill(req);
     } catch (error) {
       // A strategy's hook that throws instead of rejecting fails its
       // identity only: the rest of the batch must not wait for it forever.
       outcome = Promise.reject(error);
     }
-    const fill = core.background.track(outcome);
+    const fill = parts.background.track(outcome);
     const settle = () => this.#move(slot, "settled");
     fill.then(settle, settle);
     return fill;
@@ -351,7 +351,7 @@ class Batch {
   }
 
   async #load(wave: Slot[]): Promise<void> {
-    const core = this.#core;
+    const parts = this.#parts;
     const reqs = wave.map((slot) => slot.req!);
     const keys = reqs.map((req) => req.keys.data);
     // loadMany's signal fires once no caller waits for any identity of the wave.
@@ -367,17 +367,17 @@ class Batch {
     };
     const stops = [...sharing].map(([signal, count]) => onAbort(signal, () => leave(signal, count)));
     for (const [signal, count] of sharing) if (signal.aborted) leave(signal, count);
-    let started = core.now();
+    let started = parts.now();
     try {
       // Before the origin is called, as for a get: a clear() or a tag
       // invalidation landing meanwhile leaves this wave's values a miss.
       const stamp = wave.every((slot) => slot.offline)
-        ? core.publisher.stampOffline(this.#call.tags)
-        : await core.publisher.stamp(this.#call.tags);
+        ? parts.publisher.stampOffline(this.#call.tags)
+        : await parts.publisher.stamp(this.#call.tags);
       const identities = wave.map((slot) => slot.item.identity);
       let values: readonly unknown[];
       const choices = new LoaderChoices(
-        core.choices,
+        parts.choices,
         reqs.map((req) => req.seen),
         wave.every((slot) => slot.offline),
       );
@@ -385,12 +385,12 @@ class Batch {
       let began = false;
       try {
         values = await runBatchOrigin(
-          core.strategies.load,
+          parts.strategies.load,
           { keys, signal: controller.signal, background: this.#background },
           () => {
             began = true;
-            started = core.now();
-            for (const key of keys) core.stats.emit({ type: "load-start", key, background: this.#background });
+            started = parts.now();
+            for (const key of keys) parts.stats.emit({ type: "load-start", key, background: this.#background });
             return this.#call.loadMany(identities, choices.batchContext(controller.signal));
           },
         ).finally(() => choices.settle());
@@ -403,14 +403,14 @@ class Batch {
         }
       } catch (error) {
         if (began) {
-          for (const key of keys) core.stats.emit({ type: "load-end", key, durationMs: core.now() - started, error });
+          for (const key of keys) parts.stats.emit({ type: "load-end", key, durationMs: parts.now() - started, error });
         }
         throw error;
       }
-      const loadMs = Math.max(0, Math.ceil(core.now() - started));
+      const loadMs = Math.max(0, Math.ceil(parts.now() - started));
       await Promise.all(wave.map(async (slot, i) => {
         try {
-          slot.resolve!(await core.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
+          slot.resolve!(await parts.publisher.publish(reqs[i]!, values[i], loadMs, stamp, started, choices.items[i]));
         } catch (error) {
           slot.reject!(error);
         }
