@@ -32,10 +32,16 @@ if (missing.length > 0) {
   }
 }
 
-// The adapters' tests run against the real ioredis and node-redis, and the
-// workerd tests under the real workerd (miniflare), each kept in a dev-only
-// folder of its own (never a dependency of herdless).
-for (const [folder, what] of [["adapters", "the adapters' test clients"], ["workerd", "workerd (miniflare)"]]) {
+// The adapters' tests run against the real ioredis and node-redis, the
+// workerd tests under the real workerd (miniflare), and the schema tests
+// against zod and valibot, each kept in a dev-only folder of its own (never a
+// dependency of herdless).
+const folders = [
+  ["adapters", "the adapters' test clients"],
+  ["workerd", "workerd (miniflare)"],
+  ["schema", "the Standard Schema libraries (zod, valibot)"],
+];
+for (const [folder, what] of folders) {
   const dir = join(root, "test", folder);
   if (purpose !== "test" || !existsSync(join(dir, "package.json"))) continue;
   const { devDependencies: theirs = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
