@@ -18,11 +18,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { resolveCodec } from "../../strategies/codec/codec.ts";
 import { SieveTier } from "../../strategies/near.ts";
-import {
-  decodeStored,
-  encodeEnvelope,
-  type EnvelopeFields,
-} from "../../strategies/pipeline/read/envelope.ts";
+import { decodeStored, encodeEnvelope, type EnvelopeFields } from "../../strategies/pipeline/read/envelope.ts";
 import { CACHE_VALUE_BYTES, cacheValue } from "../item.ts";
 
 const ENTRIES = 100_000;
@@ -100,9 +96,7 @@ if (part !== undefined) {
     );
   const baseline = run("nothing");
   console.log(
-    `${
-      ENTRIES.toLocaleString("en")
-    } entries of ${CACHE_VALUE_BYTES}-byte JSON, V8 heap per entry after gc:`,
+    `${ENTRIES.toLocaleString("en")} entries of ${CACHE_VALUE_BYTES}-byte JSON, V8 heap per entry after gc:`,
   );
   for (const p of Object.keys(PARTS) as Part[]) {
     if (p === "nothing") continue;
