@@ -57,7 +57,10 @@ export interface CacheStats {
   peeks: number;
   /** Values written by `set()`. */
   sets: number;
-  /** Gets served from the origin without caching because Redis refused writes (OOM, READONLY). */
+  /**
+   * Gets served without Redis storing the value: the origin's value when Redis refused writes (OOM, READONLY), and
+   * every get `onRedisDown: "local"` served from this process while Redis was down.
+   */
   degraded: number;
   /** Loaded values not stored because the loader called `skip()`. */
   skips: number;

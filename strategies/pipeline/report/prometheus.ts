@@ -46,7 +46,7 @@ const HELP: Readonly<Record<keyof CacheStats, string>> = {
   invalidationMode: "Where invalidations come from: 0 nowhere, 1 client tracking, 2 invalidation messages",
   peeks: "peek() calls",
   sets: "Values written by set()",
-  degraded: "Gets served uncached because Redis refused writes",
+  degraded: "Gets served without Redis storing the value: writes refused, or Redis down under onRedisDown local",
   skips: "Loaded values not stored because the loader called skip()",
   softTimeouts: "Callers served the old value after swr's softTimeoutMs",
   notModified: "Loads that answered notModified(): the previous value republished",
