@@ -102,6 +102,23 @@ for (const resp of [3, 2] as const) {
   );
 }
 
+Conditional("notModified() and skip() together: skip() wins, nothing is republished or counted", async () => {
+  const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, windows(), lease());
+  await cache.get("k", () => "v1");
+  const key = cache.keys("k").data;
+  const before = await envelope(key);
+  await cache.expire("k");
+  const result = await cache.getEntry("k", (ctx) => {
+    ctx.skip();
+    return ctx.notModified();
+  });
+  assert.equal([result.value, result.stored, result.notModified], ["v1", false, false]);
+  assert.is(cache.stats().notModified, 0);
+  const after = await envelope(key);
+  assert.equal([after.id, after.freshMs], [before.id, 0], "the expired entry is left as it was, not republished");
+  await cache.close();
+});
+
 Conditional("setEtag() validates its etag, and a new etag replaces the previous one on a republication", async () => {
   const cache = pipeline<string>({ redis: db.redis, ttlMs: 60_000, namespace: db.ns() }, windows(), lease());
   const errors: unknown[] = [];
