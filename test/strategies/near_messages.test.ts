@@ -16,18 +16,9 @@ import { epochKeyOf } from "../../strategies/pipeline/coherence/version_keys.ts"
 import { useRedis } from "../support/fixture.ts";
 import { runWorkers } from "../support/processes.ts";
 import { events, untilNearHit } from "../support/strategies.ts";
-import { until } from "../support/wait.ts";
+import { until, within } from "../support/wait.ts";
 
 const WORKER = new URL("./_near_messages_worker.ts", import.meta.url);
-
-/** `promise`, or a rejection naming `what` after 10 s: a missing message fails the test instead of hanging it. */
-function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} never happened`)), 10_000);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 interface Seen {
   mode: string;

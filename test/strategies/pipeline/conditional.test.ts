@@ -44,6 +44,24 @@ function counting() {
   return c;
 }
 
+/**
+ * A loader that answers `notModified()` once released: `called` resolves when
+ * it runs, so a test can change the key while the republication is pending.
+ */
+function heldNotModified() {
+  const held = deferred();
+  const called = deferred();
+  return {
+    called: called.promise,
+    release: () => held.resolve(),
+    load: async <T>(ctx: LoaderContext<T>): Promise<T> => {
+      called.resolve();
+      await held.promise;
+      return ctx.notModified();
+    },
+  };
+}
+
 // swr's error window keeps an expire()d entry as a fallback: the next get
 // loads in the foreground with it as ctx.previous.
 const windows = () => swr({ staleMs: 0, ifErrorMs: 60_000 });
@@ -191,18 +209,13 @@ Conditional("an entry gone while the load ran is served, not stored: its version
   await cache.set("k", "v", { tags: ["t"] });
   await cache.expire("k");
   const key = cache.keys("k").data;
-  const held = deferred();
-  const called = deferred();
-  const got = cache.getEntry("k", async (ctx) => {
-    called.resolve();
-    await held.promise;
-    return ctx.notModified();
-  });
-  await called.promise;
+  const republish = heldNotModified();
+  const got = cache.getEntry("k", republish.load);
+  await republish.called;
   // Evicted or expired meanwhile; the lease still holds.
   await db.redis.send(["DEL", key]);
   const encodes = count.encodes;
-  held.resolve();
+  republish.release();
   const result = await got;
   assert.equal([result.value, result.stored, result.notModified], ["v", false, true]);
   assert.is(count.encodes, encodes, "nothing encoded");
@@ -264,16 +277,11 @@ Conditional("an invalidate() during the load under lease() refuses the republica
   );
   await cache.set("k", "v");
   await cache.expire("k");
-  const held = deferred();
-  const called = deferred();
-  const got = cache.get("k", async (ctx) => {
-    called.resolve();
-    await held.promise;
-    return ctx.notModified();
-  });
-  await called.promise;
+  const republish = heldNotModified();
+  const got = cache.get("k", republish.load);
+  await republish.called;
   await cache.invalidate("k");
-  held.resolve();
+  republish.release();
   assert.is(await got, "v");
   assert.is(await db.redis.send(["EXISTS", cache.keys("k").data]), 0, "nothing republished over the invalidation");
   assert.is(ev.count("late-publish"), 1);
@@ -288,16 +296,11 @@ Conditional(
     const other = pipeline<string>({ redis: db.other, ttlMs: 60_000, namespace }, windows());
     await cache.set("k", "old");
     await cache.expire("k");
-    const held = deferred();
-    const called = deferred();
-    const got = cache.getEntry("k", async (ctx) => {
-      called.resolve();
-      await held.promise;
-      return ctx.notModified();
-    });
-    await called.promise;
+    const republish = heldNotModified();
+    const got = cache.getEntry("k", republish.load);
+    await republish.called;
     await other.set("k", "newer");
-    held.resolve();
+    republish.release();
     const result = await got;
     assert.equal([result.value, result.source, result.stored], ["newer", "redis", false]);
     assert.is((await envelope(cache.keys("k").data)).payload, '"newer"');
