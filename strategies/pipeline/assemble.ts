@@ -135,6 +135,10 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     commandTimeoutMs,
     maxValueBytes: settings.maxValueBytes,
     degrade,
+    // The outage is built below; a write fails only once the cache runs.
+    ...(settings.onRedisDown === "local"
+      ? { unreachable: (key: string, error: unknown) => unreachable(key, error) }
+      : {}),
     versions,
     now,
     label: settings.label,
@@ -161,6 +165,11 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     // Every read needs the epoch from its server unless it is tracked and known.
     sharedKey: () => invalidations.active && versions.epochKnown ? undefined : versions.epochKey,
   });
+  const unreachable = (key: string, error: unknown) => {
+    if (outage === undefined || !outage.failed(key, error)) return false;
+    emit({ type: "degraded", key, error });
+    return true;
+  };
   for (const s of strategies.strategies) s.checkTtl?.(settings.ttlMs);
   claim(strategies.strategies);
   return {

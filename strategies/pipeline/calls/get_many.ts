@@ -157,6 +157,7 @@ async function fillBatch(
         group.race(soft === undefined || missing[i]!.fallback === undefined ? fill : fallbackRace(fill, soft))
       ),
     );
+    const lost: Item[] = [];
     settled.forEach((result, i) => {
       const { item, fallback } = missing[i]!;
       if (result.status === "fulfilled" && result.value === FALLBACK) {
@@ -168,10 +169,38 @@ async function fillBatch(
         // Stale-if-error, per identity.
         parts.stats.mark("stale", item.keys.data);
         values.set(item.keys.data, fallback.value);
-      } else throw result.reason;
+      } else if (outage !== undefined && outage.failed(item.keys.data, result.reason)) lost.push(item);
+      else throw result.reason;
     });
+    if (lost.length > 0) await fillLost(parts, call, lost, values, group);
   }
   return slots.map((key) => values.get(key));
+}
+
+// Redis died while these identities waited for a lease or loaded
+// (onRedisDown "local"): served from this process as a get is, what it
+// holds for each, else one load each that stores nothing.
+async function fillLost(
+  parts: GetParts,
+  call: BatchCall,
+  lost: readonly Item[],
+  values: Map<string, unknown>,
+  group: RaceGroup,
+): Promise<void> {
+  const missing: Missing[] = [];
+  for (const item of lost) {
+    const key = item.keys.data;
+    parts.stats.emit({ type: "degraded", key, error: parts.outage!.reason(key) });
+    const held = parts.reader.local(key);
+    if (held !== undefined) {
+      parts.stats.served(key, true, held.near);
+      values.set(key, held.entry.value);
+    } else missing.push({ item, seen: undefined, fallback: undefined, offline: true });
+  }
+  if (missing.length === 0) return;
+  if (parts.lifecycle.ended) throw new ClosedError("getMany");
+  const outcomes = await Promise.all(new Batch(parts, call, false).fill(missing).map((fill) => group.race(fill)));
+  outcomes.forEach((outcome, i) => values.set(missing[i]!.item.keys.data, outcome.value));
 }
 
 // forceFresh: every identity loaded, none read; a value another owner

@@ -48,6 +48,13 @@ export interface PublisherContext extends ShapeContext, WriterContext {
    * uncached. The one check the strategies are handed too.
    */
   degrade(key: string, error: unknown): boolean;
+  /**
+   * Whether `error` says Redis could not be reached while a loaded value was
+   * written and the cache serves from this process meanwhile (`onRedisDown:
+   * "local"`): the outage is then marked and counted, and the value served
+   * and kept as if Redis had been down when the get began. Absent otherwise.
+   */
+  unreachable?(key: string, error: unknown): boolean;
   readonly versions: Versions;
   readonly now: () => number;
   /** Where a value served but not stored is kept. */
@@ -208,6 +215,12 @@ export class Publisher {
     try {
       accepted = await this.#writer.write(req.keys, stored, mode, guard?.token, timeoutMs, started);
     } catch (error) {
+      // Redis died while the origin answered: its value is what callers
+      // get, and what later gets in the outage serve, or the origin would
+      // be called once more for a value already in hand.
+      if (this.#cache.unreachable?.(key, error) === true) {
+        return this.#unstored(key, output, stored, started, "redis-down");
+      }
       if (!this.#cache.degrade(key, error)) throw error;
       return this.#unstored(key, output, stored, started, "write-refused");
     }
@@ -293,6 +306,9 @@ export class Publisher {
         choice.tags === undefined,
       );
     } catch (error) {
+      if (c.unreachable?.(key, error) === true) {
+        return { ...this.#unstored(key, previous.value, stored, started, "redis-down"), notModified: true };
+      }
       if (!c.degrade(key, error)) throw error;
       return { from: "origin", value: previous.value, published: false };
     }

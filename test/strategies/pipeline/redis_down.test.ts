@@ -22,6 +22,7 @@ import { cacheStatus } from "../../../strategies/pipeline/report/cache_status.ts
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { startRedis } from "../../support/redis_server.ts";
+import { swr } from "../../../strategies/swr.ts";
 import { events, origin } from "../../support/strategies.ts";
 import { barrier, deferred, until } from "../../support/wait.ts";
 
@@ -394,6 +395,135 @@ Down("a lease waiter caught waiting when Redis dies is served from this process:
     await server.stop();
   }
 });
+
+Down(
+  "Redis killed while the origin loads: the value loaded is served and kept, not loaded again (get and getMany)",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const ev = events();
+    const cache = pipeline<string>(
+      { redis, ttlMs: 60_000, namespace: "mid", onRedisDown: "local", onEvent: ev.onEvent },
+      coalesce(),
+      lease(),
+    );
+    const hold = deferred();
+    const one = origin(() => "loaded once");
+    one.hold = hold.promise;
+    const many = origin((n) => `many ${n}`);
+    many.hold = hold.promise;
+    try {
+      assert.is(await cache.get("warm", () => "v"), "v");
+      // Both loads hold their leases, read while Redis answered, when it dies.
+      const single = cache.getEntry("k", one.load);
+      const batch = cache.getMany(["a", "b"], (ids, ctx) => Promise.all(ids.map(() => many.load(ctx))));
+      await one.called();
+      await many.called(2);
+      await server.kill();
+      hold.resolve();
+      const served = await single;
+      assert.equal([served.value, served.stored, served.degraded], ["loaded once", false, "redis-down"]);
+      assert.equal(await batch, ["many 1", "many 2"]);
+      await ev.reach("redis-down", 1);
+      // Kept: gets while Redis is down serve what was loaded, and call no origin.
+      assert.is(await cache.get("k", () => "loaded again"), "loaded once");
+      assert.equal(await cache.getMany(["a", "b"], () => Promise.resolve(["again", "again"])), ["many 1", "many 2"]);
+      assert.is(one.calls, 1, "origin calls for k");
+      assert.is(many.calls, 2, "origin calls for a and b");
+    } finally {
+      hold.resolve();
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down(
+  "getMany: an identity caught waiting for a lease when Redis dies is loaded here, once, and the batch resolves",
+  async () => {
+    const server = await startRedis();
+    const ownerRedis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const batchRedis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const ev = events();
+    const owner = pipeline<string>({ redis: ownerRedis, ttlMs: 60_000, namespace: "lwm" }, lease({ leaseMs: 30_000 }));
+    const batch = pipeline<string>(
+      { redis: batchRedis, ttlMs: 60_000, namespace: "lwm", onRedisDown: "local", onEvent: ev.onEvent },
+      coalesce(),
+      lease({ leaseMs: 30_000, waitMs: 10_000 }),
+    );
+    const hold = deferred();
+    const held = origin(() => "owner's");
+    held.hold = hold.promise;
+    const asked: string[][] = [];
+    try {
+      const owned = owner.get("a", held.load).catch((e: unknown) => e);
+      await held.called();
+      const values = batch.getMany(["a", "b"], (ids) => {
+        asked.push(ids.map(String));
+        return Promise.resolve(ids.map((id) => `${String(id)} loaded here`));
+      });
+      // b is loaded and stored while Redis answers; a waits for the owner's lease.
+      await ev.reach("wait", 1);
+      await until(async () => (await batch.peek("b")) === "b loaded here");
+      assert.equal(asked, [["b"]]);
+      await server.kill();
+      assert.equal(await values, ["a loaded here", "b loaded here"]);
+      assert.equal(asked, [["b"], ["a"]], "a loaded once, here, after Redis died");
+      assert.ok(ev.seen.some((e) => e.type === "degraded" && e.key === batch.keys("a").data));
+      hold.resolve();
+      await owned;
+    } finally {
+      hold.resolve();
+      await Promise.all([owner.close({ timeoutMs: 1000 }), batch.close({ timeoutMs: 1000 })]);
+      ownerRedis.destroy();
+      batchRedis.destroy();
+      await server.stop();
+    }
+  },
+);
+
+Down(
+  "Redis killed while a conditional refresh runs: notModified() serves the previous value, kept, not an error",
+  async () => {
+    const server = await startRedis();
+    const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
+    const ev = events();
+    const cache = pipeline<string>(
+      { redis, ttlMs: 60_000, namespace: "cnd", onRedisDown: "local", onEvent: ev.onEvent },
+      swr({ staleMs: 0, ifErrorMs: 60_000 }),
+      coalesce(),
+      lease(),
+    );
+    const hold = deferred();
+    const called = deferred();
+    let calls = 0;
+    try {
+      await cache.set("k", "v1");
+      // Expired, it stays the fallback: the next get loads in the foreground with it as ctx.previous.
+      await cache.expire("k");
+      const refreshed = cache.getEntry("k", async (ctx) => {
+        calls++;
+        called.resolve();
+        await hold.promise;
+        return ctx.notModified();
+      });
+      await called.promise;
+      await server.kill();
+      hold.resolve();
+      const served = await refreshed;
+      assert.equal([served.value, served.stored, served.degraded], ["v1", false, "redis-down"]);
+      await ev.reach("redis-down", 1);
+      assert.is(await cache.get("k", () => "loaded again"), "v1", "the previous value, kept through the outage");
+      assert.is(calls, 1);
+    } finally {
+      hold.resolve();
+      await cache.close({ timeoutMs: 1000 });
+      redis.destroy();
+      await server.stop();
+    }
+  },
+);
 
 /** The server's clock, in ms. */
 async function serverMs(redis: RedisClient): Promise<number> {
