@@ -412,6 +412,9 @@ test("onRedisDown 'local' across a SIGKILLed master: no get fails until the clie
   let reported = false;
   void failover.then(() => (reported = true), () => (reported = true));
   ctx.group.node(old.port).signal("SIGKILL");
+  // The window opens once the client has seen its connection go: a get that read the master just before it died
+  // is forced in redis_down.test.ts, where the kill waits for the get's load.
+  await until(() => !client.connected, 5000);
 
   // The failover's window: every get is served from this process, none waits for the dead master.
   const never = origin<string>(() => "never");
