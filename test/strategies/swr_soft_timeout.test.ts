@@ -50,7 +50,8 @@ Soft(
     const [a, b] = await Promise.all([owner, joined]);
     for (const r of [a, b]) {
       assert.equal([r.value, r.source, r.stale, r.stored], ["old", "redis", true, false]);
-      assert.ok(r.freshForMs <= -1_000);
+      // 1 s past fresh, within the clock estimate's error (half a round trip).
+      assert.ok(r.freshForMs <= -950, `freshForMs ${r.freshForMs}`);
     }
     const stats = cache.stats();
     assert.equal([stats.softTimeouts, stats.stale, stats.coalesced, stats.loads], [2, 2, 1, 1]);

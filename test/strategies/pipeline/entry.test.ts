@@ -29,7 +29,8 @@ GetEntry(
     await plant(db.redis, cache, "old", { payload: '"old"', freshMs: 60_000, ageMs: 5_000 });
     const hit = await cache.getEntry("old", () => "never");
     assert.equal(fields(hit), ["old", "redis", false, false]);
-    assert.ok(hit.ageMs >= 5_000 && hit.ageMs < 6_000, `ageMs ${hit.ageMs}`);
+    // Within the clock estimate's error (half a round trip) of 5 s old: a busy machine ran it 1 ms under.
+    assert.ok(hit.ageMs >= 4_950 && hit.ageMs < 6_000, `ageMs ${hit.ageMs}`);
     assert.is(hit.ageMs + hit.freshForMs, 60_000);
     assert.is(cacheStatus(hit), `herdless; hit; ttl=${Math.floor(hit.freshForMs / 1000)}`);
     assert.ok(/^herdless; hit; ttl=5[45]$/.test(cacheStatus(hit)));
