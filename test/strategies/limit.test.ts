@@ -99,7 +99,8 @@ Limit("a load still queued after queueMs is shed, and a queued caller who leaves
     OverloadedError,
     `Cannot load ${cache.keys("b").data}: 1 loads in flight and no slot freed within queueMs (50 ms)`,
   );
-  assert.ok((error as OverloadedError).queuedMs >= 49);
+  // Node's timers run on a millisecond loop clock that may fire a timer up to about 2 ms short of real time.
+  assert.ok((error as OverloadedError).queuedMs >= 48, `queuedMs ${(error as OverloadedError).queuedMs}`);
   const controller = new AbortController();
   const leaving = cache.get("c", () => "c", { signal: controller.signal });
   await until(() => strategy.queued === 1);
