@@ -16,6 +16,7 @@ import { connect } from "../../resp/client.ts";
 import { near } from "../../strategies/near.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
+import { within } from "../support/wait.ts";
 
 const [url, controlUrl, namespace, resp] = process.argv.slice(-4) as [string, string, string, string];
 const redis = await connect({ url, resp: Number(resp) as 2 | 3 });
@@ -48,8 +49,8 @@ for (let i = 0; cache.stats().nearHits === 0; i++) {
 const nearHitsBefore = cache.stats().nearHits;
 armed = true;
 await control.send(["RPUSH", `${namespace}:near`, cache.invalidationMode()]);
-// Bounded so a broken feed fails the test (the value read is then the old one) instead of hanging it.
-await Promise.race([dropped, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+// A deadline, not a sleep: it ends when the invalidation arrives, and a broken feed fails the test by name.
+await within(dropped, "the near-invalidation the other process' set() causes");
 const value = await cache.get("k", () => "origin");
 const stats = cache.stats();
 process.stdout.write(
