@@ -12,6 +12,7 @@
  */
 import { SieveTier } from "../strategies/near.ts";
 import type { StoredEntry } from "../strategies/strategy.ts";
+import { seeded, zipf } from "../lab/shared/zipf.ts";
 
 const ENTRY: StoredEntry = {
   value: 1,
@@ -27,33 +28,6 @@ const ENTRY: StoredEntry = {
   tagVersions: [],
   size: 1,
 };
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function zipf(n: number, s: number, rand: () => number): () => number {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let i = 0; i < n; i++) cdf[i] = sum += 1 / Math.pow(i + 1, s);
-  return () => {
-    const u = rand() * sum;
-    let lo = 0, hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid]! < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
 
 class Lru {
   readonly #map = new Map<string, true>();
@@ -82,7 +56,7 @@ for (const s of [0.8, 1.0, 1.2]) {
     for (const size of [KEYS / 100, KEYS / 10]) {
       const sieve = new SieveTier(size, Infinity, () => 0);
       const lru = new Lru(size);
-      const rand = random(42);
+      const rand = seeded(42);
       const next = zipf(KEYS, s, rand);
       let sieveHits = 0, lruHits = 0, scanned = 0;
       for (let i = 0; i < REQUESTS; i++) {

@@ -2,7 +2,8 @@
  * Zipf-distributed key choice: key i (0-based) is drawn with probability
  * proportional to 1 / (i + 1)^s, so a few keys are hot and most are cold,
  * like real cache traffic (s = 0: every key alike). The stampede lab's
- * steady loads and the chaos run's workers draw their keys from it.
+ * steady loads and the chaos run's workers draw their keys from it, the
+ * eviction benchmark too; its seeded source is also the tests' (`test/support/random.ts`).
  *
  * @module
  */

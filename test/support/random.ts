@@ -5,6 +5,7 @@
  * prints the seed when a run fails; setting it again replays the same draws.
  */
 import process from "node:process";
+import { seeded as mulberry32 } from "../../lab/shared/zipf.ts";
 
 function readSeed(): number {
   const text = process.env.HERDLESS_SEED;
@@ -19,17 +20,8 @@ function readSeed(): number {
 /** The seed of this run (an unsigned 32-bit integer). */
 export const seed: number = readSeed();
 
-/** A generator of numbers in [0, 1) from a 32-bit state (mulberry32): the same `seed` gives the same numbers. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b_79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+// A generator of numbers in [0, 1) from a 32-bit state (mulberry32): the lab's, so that one is written once.
+export { mulberry32 };
 
 /**
  * The run's generator for one test: `seed` mixed with `stream`, so tests
