@@ -113,6 +113,13 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
   const unstored = new Unstored();
   // Another writer's change of a key retires the value kept for it.
   invalidations.consume(unstored);
+  // The outage is built below, after the publisher that calls this: a
+  // write fails only once the cache runs.
+  const unreachable = (key: string, error: unknown) => {
+    if (outage === undefined || !outage.failed(key, error)) return false;
+    emit({ type: "degraded", key, error });
+    return true;
+  };
   const reader = new Reader({
     redis,
     codec: settings.codec,
@@ -135,10 +142,7 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     commandTimeoutMs,
     maxValueBytes: settings.maxValueBytes,
     degrade,
-    // The outage is built below; a write fails only once the cache runs.
-    ...(settings.onRedisDown === "local"
-      ? { unreachable: (key: string, error: unknown) => unreachable(key, error) }
-      : {}),
+    ...(settings.onRedisDown === "local" ? { unreachable } : {}),
     versions,
     now,
     label: settings.label,
@@ -165,11 +169,6 @@ export function assemble(options: PipelineOptions<unknown>, given: readonly Stra
     // Every read needs the epoch from its server unless it is tracked and known.
     sharedKey: () => invalidations.active && versions.epochKnown ? undefined : versions.epochKey,
   });
-  const unreachable = (key: string, error: unknown) => {
-    if (outage === undefined || !outage.failed(key, error)) return false;
-    emit({ type: "degraded", key, error });
-    return true;
-  };
   for (const s of strategies.strategies) s.checkTtl?.(settings.ttlMs);
   claim(strategies.strategies);
   return {

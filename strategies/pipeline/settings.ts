@@ -124,6 +124,14 @@ export function checkSettings(options: PipelineOptions<unknown>): Settings {
 
 // A clock that does not tell time fails later, where it is read, naming
 // nothing (a publication's arguments, a deadline): asked once here instead.
+function checkNow(now: () => number): () => number {
+  const t = now();
+  if (typeof t !== "number" || !Number.isFinite(t)) {
+    throw new TypeError(`Cannot create pipeline: 'now' must return a finite number of ms, got ${show(t)}`);
+  }
+  return now;
+}
+
 // One draw where the source is given: a source that cannot draw is refused
 // here, not at the first publish that jitter() draws for (or never, without it).
 function checkRandom(random: () => number): () => number {
@@ -132,12 +140,4 @@ function checkRandom(random: () => number): () => number {
     throw new RangeError(`Cannot create pipeline: 'random' must return a number in [0, 1], got ${show(r)}`);
   }
   return random;
-}
-
-function checkNow(now: () => number): () => number {
-  const t = now();
-  if (typeof t !== "number" || !Number.isFinite(t)) {
-    throw new TypeError(`Cannot create pipeline: 'now' must return a finite number of ms, got ${show(t)}`);
-  }
-  return now;
 }

@@ -171,10 +171,7 @@ export class Gets {
       try {
         entry = near ?? await p.reader.shared(keys, deadline?.signal);
       } catch (error) {
-        if (outage === undefined || !outage.failed(key, error)) {
-          outage?.unanswered(key);
-          throw error;
-        }
+        if (outage === undefined || !outage.failed(key, error)) throw error;
         return await this.#local(method, keys, identity, loader, call, startedAt, undefined, report);
       }
       outage?.answered(key);
@@ -200,10 +197,7 @@ export class Gets {
       } catch (error) {
         // Redis died while this get waited for a lease or loaded: the same
         // path as a get that found it dead (the entry read, if any, first).
-        if (outage === undefined || !outage.failed(key, error)) {
-          outage?.unanswered(key);
-          throw error;
-        }
+        if (outage === undefined || !outage.failed(key, error)) throw error;
         return await this.#local(method, keys, identity, loader, call, startedAt, entry, report);
       }
     } catch (error) {
@@ -426,10 +420,7 @@ export class Gets {
     try {
       entry = (p.near ? p.reader.near(key) : undefined) ?? await p.reader.shared(keys, undefined);
     } catch (error) {
-      if (outage === undefined || !outage.failed(key, error)) {
-        outage?.unanswered(key);
-        throw error;
-      }
+      if (outage === undefined || !outage.failed(key, error)) throw error;
       return p.reader.local(key)?.entry.value;
     }
     outage?.answered(key);

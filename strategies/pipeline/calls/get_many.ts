@@ -104,10 +104,7 @@ async function fillBatch(
       outage?.answered(key);
       return { entry, near: near !== undefined, down: false };
     } catch (error) {
-      if (outage === undefined || !outage.failed(key, error)) {
-        outage?.unanswered(key);
-        throw error;
-      }
+      if (outage === undefined || !outage.failed(key, error)) throw error;
       return { entry: undefined, near: false, down: true };
     }
   }));
@@ -119,15 +116,7 @@ async function fillBatch(
     const { entry, near, down } = reads[i]!;
     const key = item.keys.data;
     if (down) {
-      parts.stats.emit({ type: "degraded", key, error: outage!.reason(key) });
-      const held = parts.reader.local(key);
-      if (held !== undefined) {
-        parts.stats.served(key, true, held.near);
-        values.set(key, held.entry.value);
-      } else {
-        parts.stats.mark("miss", key);
-        missing.push({ item, seen: undefined, fallback: undefined, offline: true });
-      }
+      if (!servedHere(parts, item, values, missing)) parts.stats.mark("miss", key);
       return;
     }
     const verdict = parts.strategies.judge(entry);
@@ -188,19 +177,27 @@ async function fillLost(
   group: RaceGroup,
 ): Promise<void> {
   const missing: Missing[] = [];
-  for (const item of lost) {
-    const key = item.keys.data;
-    parts.stats.emit({ type: "degraded", key, error: parts.outage!.reason(key) });
-    const held = parts.reader.local(key);
-    if (held !== undefined) {
-      parts.stats.served(key, true, held.near);
-      values.set(key, held.entry.value);
-    } else missing.push({ item, seen: undefined, fallback: undefined, offline: true });
-  }
+  for (const item of lost) servedHere(parts, item, values, missing);
   if (missing.length === 0) return;
   if (parts.lifecycle.ended) throw new ClosedError("getMany");
   const outcomes = await Promise.all(new Batch(parts, call, false).fill(missing).map((fill) => group.race(fill)));
   outcomes.forEach((outcome, i) => values.set(missing[i]!.item.keys.data, outcome.value));
+}
+
+// An identity whose server cannot be reached (onRedisDown "local"): what
+// this process holds for it, counted stale, into `values` (true); else a
+// load that stores nothing, into `missing` (false).
+function servedHere(parts: GetParts, item: Item, values: Map<string, unknown>, missing: Missing[]): boolean {
+  const key = item.keys.data;
+  parts.stats.emit({ type: "degraded", key, error: parts.outage!.reason(key) });
+  const held = parts.reader.local(key);
+  if (held === undefined) {
+    missing.push({ item, seen: undefined, fallback: undefined, offline: true });
+    return false;
+  }
+  parts.stats.served(key, true, held.near);
+  values.set(key, held.entry.value);
+  return true;
 }
 
 // forceFresh: every identity loaded, none read; a value another owner

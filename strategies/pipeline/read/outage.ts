@@ -100,26 +100,22 @@ export class Outage {
   }
 
   /**
-   * A read of `key` failed with `error`: when it says Redis is unreachable
-   * (a lost connection, the cache's own command timeout), its server is
-   * marked down and `true` returned; anything else is Redis answering.
-   */
-  failed(key: string, error: unknown): boolean {
-    if (!isOutage(error)) return false;
-    this.#mark(blamedKey(error) ?? key, error);
-    return true;
-  }
-
-  /**
-   * A read of `key` ended without an answer either way (the caller's own
-   * deadline or signal): if it was the probe, the next get probes instead,
+   * A command for `key` failed with `error`: when it says Redis is
+   * unreachable (a lost connection, the cache's own command timeout), its
+   * server is marked down and `true` returned. Anything else (Redis
+   * answering with an error, the caller's own deadline or signal) tells
+   * nothing either way: if it was the probe, the next get probes instead,
    * or no get would read Redis again through a client that never says it
    * reconnected (an adapter, a cluster).
    */
-  unanswered(key: string): void {
-    if (this.#down.size === 0) return;
-    const down = this.#downFor(key);
+  failed(key: string, error: unknown): boolean {
+    if (isOutage(error)) {
+      this.#mark(blamedKey(error) ?? key, error);
+      return true;
+    }
+    const down = this.#down.size === 0 ? undefined : this.#downFor(key);
     if (down !== undefined) down.probing = false;
+    return false;
   }
 
   /** What said the server of `key` is down (for the `degraded` events of the gets served meanwhile). */
