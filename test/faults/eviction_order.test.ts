@@ -20,9 +20,9 @@ import { swr } from "../../strategies/swr.ts";
 import type { Strategy } from "../../strategies/contract.ts";
 import { rejects } from "../support/assert.ts";
 import { useRedis } from "../support/fixture.ts";
-import { events } from "../support/strategies.ts";
+import { events, untilServerMoved } from "../support/strategies.ts";
 import { startProxy } from "../support/proxy.ts";
-import { deferred, until } from "../support/wait.ts";
+import { deferred } from "../support/wait.ts";
 
 const test = suite<{ redis: RedisClient; other: RedisClient; admin: RedisClient }>("eviction storm: value order");
 const db = useRedis(test, { clients: 2, server: { args: ["--maxmemory-policy", "noeviction"] } });
@@ -69,12 +69,6 @@ async function refuseWrites(admin: RedisClient): Promise<void> {
   await rejects(() => admin.send(["SET", "probe", "x"]), RedisReplyError, /^OOM /);
 }
 
-/** The server's clock, in ms. */
-async function serverMs(admin: RedisClient): Promise<number> {
-  const [seconds, micros] = await admin.send(["TIME"]) as [string, string];
-  return Number(seconds) * 1000 + Number(micros) / 1000;
-}
-
 function twoCaches(namespace: string, a: Strategy[], b: Strategy[] = [lease({ leaseMs: 10_000, waitMs: 10_000 })]) {
   const ev = events();
   const here = pipeline({ redis: db.redis, ttlMs: 60_000, namespace, onEvent: ev.onEvent }, ...a);
@@ -115,8 +109,7 @@ for (const withNear of [false, true]) {
         // A newer value (a set() elsewhere, begun clearly after v2's load: past the 20 ms within which two
         // processes' loads count as simultaneous, and past the kept value's mark, which may be up to twice this
         // cache's clock error late; 250 ms covers an estimate measured over a round trip of 200 ms) retires the kept one.
-        const served = await serverMs(admin);
-        await until(async () => (await serverMs(admin)) > served + 250);
+        await untilServerMoved(admin, 250);
         await there.set("k", "v9");
         await ev.reach("near-invalidation", withNear ? 1 : 0);
         assert.is(await here.get("k", o.load), "v9");
@@ -287,8 +280,7 @@ test("OOM under failOpen: an older value whose publication reaches Redis long af
     assert.is(here.stats().degraded, 1);
     await admin.send(["CONFIG", "SET", "maxmemory", "0"]);
     // v1's publication lands well after v2 was served: its write time says nothing of when its load ran.
-    const served = await serverMs(admin);
-    await until(async () => (await serverMs(admin)) > served + 50);
+    await untilServerMoved(admin, 50);
     proxy.resume();
     assert.is(await older, "v1");
     assert.is(await there.peek("k"), "v1", "Redis holds the older value, stamped after v2 was served");

@@ -8,12 +8,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connectCluster, keySlot } from "../../resp/cluster/client.ts";
-import type { Arg, SendOptions } from "../../resp/types.ts";
 import { coalesce } from "../../strategies/coalesce.ts";
 import { lease } from "../../strategies/lease.ts";
 import { pipeline } from "../../strategies/pipeline/pipeline.ts";
 import { type RedisCluster, startCluster } from "../support/redis_cluster.ts";
-import { events, origin, spread } from "../support/strategies.ts";
+import { counting, events, origin, spread } from "../support/strategies.ts";
 
 const Down = suite<{ cluster: RedisCluster }>("onRedisDown on a cluster");
 
@@ -25,20 +24,10 @@ Down.after(async (ctx) => {
   await ctx.cluster?.stop();
 });
 
-// The real cluster client, counting the reads sent through it (a GET: a get's read would wait on a silent node; the
-// clock's background re-measure may go out at any time); its key-to-node map is what keeps the outage per node.
+// The real cluster client, counting the reads sent through it; its key-to-node map is what keeps the outage per node.
 async function counted(cluster: RedisCluster) {
   const redis = await connectCluster({ seeds: cluster.seeds, resp: 3, commandTimeoutMs: 150 });
-  const wire = {
-    reads: 0,
-    send(args: readonly Arg[], options?: SendOptions) {
-      if (String(args[0]).toUpperCase() === "GET") wire.reads++;
-      return redis.send(args, options);
-    },
-    nodeFor: (key: Arg) => redis.nodeFor(key),
-    destroy: () => redis.destroy(),
-  };
-  return wire;
+  return Object.assign(counting(redis), { destroy: () => redis.destroy() });
 }
 
 Down("a silent primary sends only its slots' keys to this process; the others read Redis", async ({ cluster }) => {

@@ -14,6 +14,23 @@ import { deferred, tick, until } from "../support/wait.ts";
 const Coalesce = suite("coalesce()");
 const db = useRedis(Coalesce, { prefix: "coal" });
 
+/**
+ * Holds background refreshes until `gate` resolves, between coalesce() and
+ * lease(): in the process stage by default, or beside lease() (`"redis"`),
+ * still inside coalesce(), which then sees the refresh start.
+ */
+function holdBackground(gate: Promise<unknown>, stage?: "redis"): Strategy {
+  return {
+    name: "hold-background",
+    ...(stage === undefined ? {} : { stage }),
+    fill: (next) =>
+      async function held(req) {
+        if (req.background) await gate;
+        return next({ ...req });
+      },
+  };
+}
+
 Coalesce("coalesce() shares one load among concurrent callers and counts the joiners", async () => {
   const ev = events();
   const strategy = coalesce();
@@ -183,23 +200,14 @@ Coalesce("independent keys do not block each other", async () => {
 });
 
 Coalesce(
-  "a caller who misses while a refresh ends without a value (skipped) loads for itself, never taking none",
+  "a caller who misses while a refresh ends without a value (skipped) goes through its own fill (here it waits on the other process' lease and times out), never taking none",
   async () => {
     const gate = deferred();
-    // Holds background refreshes between coalesce() and lease().
-    const holdBackground: Strategy = {
-      name: "hold-background",
-      fill: (next) =>
-        async function held(req) {
-          if (req.background) await gate.promise;
-          return next({ ...req });
-        },
-    };
     const cache = pipeline(
       { redis: db.redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
       xfetch(),
       coalesce(),
-      holdBackground,
+      holdBackground(gate.promise),
       lease({ waitMs: 100 }),
     );
     const keys = cache.keys("k");
@@ -223,18 +231,6 @@ Coalesce(
   "a caller who misses while a background refresh runs for its key takes the refresh's value: one origin call",
   async () => {
     const gate = deferred();
-    // Holds background refreshes between coalesce() and lease()'s own step: the refresh has no lease yet, so
-    // nothing in Redis would hold the caller back (as when lease() steps aside: writes refused, Redis down).
-    const holdBackground: Strategy = {
-      name: "hold-background",
-      // Beside lease(), inside coalesce() (stage "process"): coalesce() sees the refresh start.
-      stage: "redis",
-      fill: (next) =>
-        async function held(req) {
-          if (req.background) await gate.promise;
-          return next({ ...req });
-        },
-    };
     // RESP2 and no near tier: nothing tells this cache of the DEL below, which stands for the entry expiring
     // unseen (a change it hears supersedes the refresh, whose value may predate the change).
     const redis = await db.client({ resp: 2 });
@@ -242,7 +238,9 @@ Coalesce(
       { redis, ttlMs: 60_000, namespace: db.ns(), random: () => 0.9 },
       xfetch(),
       coalesce(),
-      holdBackground,
+      // Before lease()'s own step: the refresh has no lease yet, so nothing in Redis would hold the caller back
+      // (as when lease() steps aside: writes refused, Redis down).
+      holdBackground(gate.promise, "redis"),
       lease({ waitMs: 100 }),
     );
     await plant(db.redis, cache, "k", { payload: '"current"', loadMs: 1000, freshMs: 2000 });
@@ -252,7 +250,8 @@ Coalesce(
     await db.redis.send(["DEL", cache.keys("k").data]);
     let settled = false;
     const miss = cache.get("k", o.load).finally(() => settled = true);
-    for (let i = 0; i < 20; i++) await tick();
+    // The caller has taken the refresh (counted then), not loaded beside it.
+    await until(() => cache.stats().coalesced === 1);
     assert.is(o.calls, 0, "the caller loaded beside the refresh");
     assert.is(settled, false);
     gate.resolve();

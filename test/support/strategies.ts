@@ -7,7 +7,7 @@
  * entry past its fresh window.
  */
 import { keySlot } from "../../resp/cluster/client.ts";
-import type { RedisLike } from "../../resp/types.ts";
+import type { Arg, RedisLike, SendOptions } from "../../resp/types.ts";
 import { encodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { writePublication as publish } from "../../strategies/pipeline/fill/publish_script.ts";
 import { token } from "../../strategies/pipeline/coherence/versions.ts";
@@ -191,4 +191,49 @@ export async function untilPastFresh(
 ): Promise<void> {
   const data = cache.keys(id).data;
   await until(async () => Number(await redis.send(["PTTL", data])) <= windowMs - 500);
+}
+
+/** What `counting()` wraps: any client, with the connection state and key-to-node map where it has them. */
+type Countable = RedisLike & { readonly connected?: boolean; nodeFor?(key: Arg): string | undefined };
+
+/**
+ * `redis` behind a wrapper that counts what goes through it: `sent`, every
+ * command but the clock's TIME (the cache re-measures the server's clock
+ * when its estimate ages, whatever gets do), and `reads`, the GETs (what a
+ * get waits on at a dead or silent server). Send-only, as an adapter sees a
+ * client, unless `connected` passes the client's own connection state on; a
+ * cluster client's key-to-node map is passed on (it keeps an outage per node).
+ */
+export function counting(redis: Countable, options: { connected?: boolean } = {}) {
+  const wire = {
+    sent: 0,
+    reads: 0,
+    send(args: readonly Arg[], sendOptions?: SendOptions) {
+      const name = String(args[0]).toUpperCase();
+      if (name !== "TIME") wire.sent++;
+      if (name === "GET") wire.reads++;
+      return redis.send(args, sendOptions);
+    },
+  };
+  if (options.connected === true) Object.defineProperty(wire, "connected", { get: () => redis.connected });
+  if (typeof redis.nodeFor === "function") {
+    Object.defineProperty(wire, "nodeFor", { value: (key: Arg) => redis.nodeFor!(key) });
+  }
+  return wire;
+}
+
+/** The server's clock, in ms (TIME). */
+export async function serverMs(redis: RedisLike): Promise<number> {
+  const [seconds, micros] = await redis.send(["TIME"]) as [string, string];
+  return Number(seconds) * 1000 + Number(micros) / 1000;
+}
+
+/**
+ * Wait until the server's own clock moved on by more than `byMs` from now:
+ * what is written after it began surely after what happened before, whatever
+ * the caches' estimates of that clock (each off by up to half a round trip).
+ */
+export async function untilServerMoved(redis: RedisLike, byMs: number): Promise<void> {
+  const since = await serverMs(redis);
+  await until(async () => (await serverMs(redis)) > since + byMs);
 }

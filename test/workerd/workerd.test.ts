@@ -12,6 +12,7 @@ import { compressed, pipeline } from "../../mod.ts";
 import { decodeEnvelope } from "../../strategies/pipeline/read/envelope.ts";
 import { useRedis } from "../support/fixture.ts";
 import { startRedis } from "../support/redis_server.ts";
+import { untilPastFresh } from "../support/strategies.ts";
 import { until, within } from "../support/wait.ts";
 import { type Origin, startOrigin } from "./_origin.ts";
 import { canDrive, publishedModules, startWorkerd, type Workerd } from "./_workerd.ts";
@@ -130,8 +131,9 @@ Workers(
       body: { value: { key: "s", load: 1 } },
     });
     // Past the fresh window for the isolate's estimate of the server's clock too, which may lag.
-    const key = pipeline({ redis: db.redis, namespace: ns, ttlMs: 1 }).keys("s").data;
-    await until(async () => Number(await db.redis.send(["PTTL", key])) <= 59_500);
+    const keys = pipeline({ redis: db.redis, namespace: ns, ttlMs: 1 });
+    await untilPastFresh(db.redis, keys, "s", 60_000);
+    const key = keys.keys("s").data;
     // The refresh's load is held: the response cannot be waiting for it.
     const release = origin.hold(ns);
     assert.equal(await workerd.fetch(path), {

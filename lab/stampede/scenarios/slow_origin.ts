@@ -10,7 +10,7 @@
  * @module
  */
 import { layerSettings } from "../rows/layers.ts";
-import { steadyScenario, ttlMarks } from "../load/steady_scenario.ts";
+import { steadyScenario } from "../load/steady_scenario.ts";
 import { hotKeyLoad } from "./hot_key.ts";
 
 export const slowOrigin = steadyScenario("slow-origin", "origin slowing with its concurrency", ({ quick }) => {
@@ -26,6 +26,5 @@ export const slowOrigin = steadyScenario("slow-origin", "origin slowing with its
     } s on 1 key, TTL ${ttlMs} ms, caller timeout 1000 ms, statement timeout ${maxMs} ms, ${load.pools} pools per set`,
     origin: { baseMs: 50, slowdown: 0.1, maxMs },
     layers: layerSettings(ttlMs, { waitMs: 1000, leaseMs: 3000 }),
-    marks: ttlMarks(ttlMs, durationMs),
   };
 });

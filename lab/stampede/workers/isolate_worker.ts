@@ -69,7 +69,8 @@ async function main(): Promise<void> {
     await sleep(Number(originMsArg));
     return `value-${id}`;
   };
-  await released(control, barrierKeys(namespace), id);
+  const barrier = barrierKeys(namespace);
+  await released(control, barrier, id);
   const releasedAt = performance.now();
   const report: IsolateReport = {
     id,
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
   );
   report.errorSamples = [...samples];
   report.originCalls = originCalls;
-  await control.send(["RPUSH", `${namespace}:result`, JSON.stringify(report)]);
+  await control.send(["RPUSH", barrier.result, JSON.stringify(report)]);
   await control.close();
 }
 

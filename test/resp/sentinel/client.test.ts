@@ -18,7 +18,7 @@ import { rejects } from "../../support/assert.ts";
 import { startFakeServer } from "../../support/fake_server.ts";
 import { type Address, type SentinelGroup, startSentinelGroup } from "../../support/redis_sentinel.ts";
 import { events, origin, untilNearHit } from "../../support/strategies.ts";
-import { deferred, tick, until } from "../../support/wait.ts";
+import { deferred, tick, until, within } from "../../support/wait.ts";
 
 const DATA_PASSWORD = "data-secret";
 const SENTINEL_PASSWORD = "sentinel-secret";
@@ -445,7 +445,7 @@ test("onRedisDown 'local' across a SIGKILLed master: no get fails until the clie
   assert.is(await writes.peek("missing"), undefined, "the value loaded while down was not stored");
   await writes.set("kept", "v2");
   await until(async () => (await cache.get("kept", never.load)) === "v2", 5000);
-  await until(() => seen.seen.some((e) => e.type === "redis-up"), 5000);
+  await within(seen.reach("redis-up", 1), "redis-up", 5000);
   assert.is(await cache.get("missing", () => "loaded after"), "loaded after");
   assert.is(await writes.peek("missing"), "loaded after");
   assert.is(never.calls, 0);

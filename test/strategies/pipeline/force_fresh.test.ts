@@ -15,7 +15,7 @@ import { decodeEnvelope } from "../../../strategies/pipeline/read/envelope.ts";
 import { pipeline } from "../../../strategies/pipeline/pipeline.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
-import { events, origin } from "../../support/strategies.ts";
+import { events, origin, untilServerMoved } from "../../support/strategies.ts";
 import { deferred, until } from "../../support/wait.ts";
 
 const Force = suite("get(..., { forceFresh: true })");
@@ -124,12 +124,7 @@ Force("waiting on another lease, it takes a value whose load began after its cal
   // A write made surely after the call began, whatever either client's
   // estimate of the server's clock: once the server's own clock moved on by
   // far more than those estimates' errors. set() drops the lease and wakes the waiter.
-  const serverMs = async () => {
-    const [s, us] = (await db.redis.send(["TIME"])) as [string, string];
-    return Number(s) * 1000 + Number(us) / 1000;
-  };
-  const waitingSince = await serverMs();
-  await until(async () => (await serverMs()) > waitingSince + 200);
+  await untilServerMoved(db.redis, 200);
   await one.set("k", "written-after");
   const r = await forced;
   assert.equal([r.value, r.source, loaded], ["written-after", "redis", false]);

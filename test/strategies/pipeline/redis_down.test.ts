@@ -9,9 +9,8 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { connect, type RedisClient } from "../../../resp/client.ts";
+import { connect } from "../../../resp/client.ts";
 import { TimeoutError } from "../../../resp/errors.ts";
-import type { Arg, SendOptions } from "../../../resp/types.ts";
 import { coalesce } from "../../../strategies/coalesce.ts";
 import { lease } from "../../../strategies/lease.ts";
 import { limit } from "../../../strategies/limit.ts";
@@ -23,28 +22,11 @@ import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { startRedis } from "../../support/redis_server.ts";
 import { swr } from "../../../strategies/swr.ts";
-import { events, origin } from "../../support/strategies.ts";
+import { counting, events, origin, untilServerMoved } from "../../support/strategies.ts";
 import { barrier, deferred, until } from "../../support/wait.ts";
 
 const Down = suite("onRedisDown");
 const db = useRedis(Down, { prefix: "down" });
-
-/** A real client, counting the commands sent through it (to see that skipped gets send none). */
-function counted(redis: RedisClient) {
-  const c = {
-    sent: 0,
-    get connected() {
-      return redis.connected;
-    },
-    send(args: readonly Arg[], options?: SendOptions) {
-      // The clock's TIME is its own: the cache re-measures the server's clock
-      // when its estimate ages, whatever gets do, so it is not counted.
-      if (args[0] !== "TIME") c.sent++;
-      return redis.send(args, options);
-    },
-  };
-  return c;
-}
 
 Down("'local' needs coalesce(), and onRedisDown and probeMs are checked", async () => {
   await rejects(
@@ -69,7 +51,7 @@ Down(
   async () => {
     const server = await startRedis();
     const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 200 });
-    const wire = counted(redis);
+    const wire = counting(redis, { connected: true });
     const ev = events();
     // A clock of our own moves the cache past probeMs without a sleep.
     let skew = 0;
@@ -183,14 +165,7 @@ Down(
     const server = await startRedis();
     const redis = await connect({ url: server.url, resp: 3, commandTimeoutMs: 100 });
     // Send-only, as an adapter: nothing says whether it is connected, so only a probe ends the outage.
-    // It counts reads (GETs): the clock's background re-measure may go out at any time.
-    const wire = {
-      reads: 0,
-      send(args: readonly Arg[], options?: SendOptions) {
-        if (String(args[0]).toUpperCase() === "GET") wire.reads++;
-        return redis.send(args, options);
-      },
-    };
+    const wire = counting(redis);
     const ev = events();
     let skew = 0;
     const now = () => performance.now() + skew;
@@ -274,8 +249,7 @@ Down(
         const otherRedis = await connect({ url: server.url, resp: 3 });
         const other = pipeline<string>({ redis: otherRedis, ttlMs: 60_000, namespace: `oom-${mode}` });
         try {
-          const loaded = await serverMs(redis);
-          await until(async () => (await serverMs(redis)) > loaded + 250);
+          await untilServerMoved(redis, 250);
           await other.set("k", "newer");
           assert.is(await cache.get("k", () => "not called"), "newer");
         } finally {
@@ -525,11 +499,5 @@ Down(
     }
   },
 );
-
-/** The server's clock, in ms. */
-async function serverMs(redis: RedisClient): Promise<number> {
-  const [seconds, micros] = await redis.send(["TIME"]) as [string, string];
-  return Number(seconds) * 1000 + Number(micros) / 1000;
-}
 
 Down.run();

@@ -17,7 +17,7 @@ import type { Loader } from "../../../../strategies/types.ts";
 import { rejects } from "../../../support/assert.ts";
 import { useRedis } from "../../../support/fixture.ts";
 import { origin } from "../../../support/strategies.ts";
-import { deferred } from "../../../support/wait.ts";
+import { deferred, tick } from "../../../support/wait.ts";
 
 const Life = suite("pipeline(): lifecycle");
 const db = useRedis(Life, { prefix: "life" });
@@ -145,7 +145,7 @@ Life("close() with no timeout waits for a get whose loader is still running, and
   await o.called();
   let closed = false;
   const closing = cache.close().then(() => (closed = true));
-  await new Promise((r) => setImmediate(r));
+  await tick();
   assert.is(closed, false, "close() resolved while a load ran");
   gate.resolve();
   assert.is(await running, "loaded");
@@ -242,7 +242,7 @@ async function noWarning(strategies: Strategy[]) {
   assert.is(report.loaded, 200);
   await cache.close();
   // Warnings are emitted on the next tick.
-  await new Promise((r) => setImmediate(r));
+  await tick();
 }
 
 Life.run();

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { decodeEnvelope, encodeEnvelope, loadMsOffset } from "../../../../strategies/pipeline/read/envelope.ts";
 import { writePublication as publish } from "../../../../strategies/pipeline/fill/publish_script.ts";
 import { useRedis } from "../../../support/fixture.ts";
+import { serverMs } from "../../../support/strategies.ts";
 
 const test = suite("publication script");
 const db = useRedis(test, { prefix: "scripts" });
@@ -29,10 +30,8 @@ const FIELDS = {
   tagVersions: [],
 };
 
-async function serverMs(): Promise<number> {
-  const [seconds, micros] = await db.redis.send(["TIME"]) as [string, string];
-  return Math.floor(Number(seconds) * 1000 + Number(micros) / 1000);
-}
+// Whole ms, as the script's own clock reads.
+const serverNow = async () => Math.floor(await serverMs(db.redis));
 
 /** Publish an envelope of `fields` (loadMs from `began`) and `payload`, and read it back, checking it was rewritten in place. */
 async function published(
@@ -61,7 +60,7 @@ async function published(
 }
 
 test("a write that arrives a second after its load began: loadMs reaches back to that moment", async () => {
-  const began = (await serverMs()) - 1000;
+  const began = (await serverNow()) - 1000;
   const e = await published(`${db.ns()}:k`, { at: began, loadMs: 12, offset: loadMsOffset(FIELDS) });
   assert.ok(e.loadMs >= 1000, `loadMs ${e.loadMs}`);
   assert.is(e.publishedAt - e.loadMs, began);
@@ -69,7 +68,7 @@ test("a write that arrives a second after its load began: loadMs reaches back to
 
 test("a load that took longer than the server's clock says keeps its own duration", async () => {
   // The client's clock estimate may be off by half a round trip: never shorten what was measured.
-  const began = (await serverMs()) + 60_000;
+  const began = (await serverNow()) + 60_000;
   const e = await published(`${db.ns()}:k`, {
     at: began,
     loadMs: 345,
@@ -86,13 +85,13 @@ test("without a load start (clock not measured yet, set() before) the duration s
 test("a load of hours is written unpadded, and the script leaves it", async () => {
   const fields = { ...FIELDS, loadMs: 12_345_678 };
   assert.is(loadMsOffset(fields), -1);
-  const e = await published(`${db.ns()}:k`, { at: (await serverMs()) - 20_000_000, loadMs: 12_345_678, offset: -1 });
+  const e = await published(`${db.ns()}:k`, { at: (await serverNow()) - 20_000_000, loadMs: 12_345_678, offset: -1 });
   assert.is(e.loadMs, 12_345_678);
 });
 
 test("a raise that would not fit the padded field stops at its widest", async () => {
   const e = await published(`${db.ns()}:k`, {
-    at: (await serverMs()) - 20_000_000,
+    at: (await serverNow()) - 20_000_000,
     loadMs: 12,
     offset: loadMsOffset(FIELDS),
   });
@@ -101,7 +100,7 @@ test("a raise that would not fit the padded field stops at its widest", async ()
 
 test("a binary envelope with tags and a non-ASCII payload: the offset is a byte offset, the payload untouched", async () => {
   const fields = { ...FIELDS, tags: ["é,=;", "user:1"], tagVersions: ["v1", "v2"] };
-  const began = (await serverMs()) - 1000;
+  const began = (await serverNow()) - 1000;
   const offset = loadMsOffset(fields);
   const back = await published(`${db.ns()}:k`, { at: began, loadMs: 12, offset }, fields, encoder.encode("héllo ✓ 𝄞"));
   assert.is(back.publishedAt - back.loadMs, began);
