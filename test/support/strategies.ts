@@ -14,7 +14,7 @@ import { token } from "../../strategies/pipeline/coherence/versions.ts";
 import { epochKeyOf, escapeTag, tagKeyPrefix } from "../../strategies/pipeline/coherence/version_keys.ts";
 import type { Cache } from "../../strategies/cache.ts";
 import type { CacheEvent } from "../../strategies/events.ts";
-import type { Identity, Keys } from "../../strategies/types.ts";
+import type { Identity, Keys, LoaderContext } from "../../strategies/types.ts";
 import type { RedisCluster } from "./redis_cluster.ts";
 import { deferred, until } from "./wait.ts";
 
@@ -236,4 +236,26 @@ export async function serverMs(redis: RedisLike): Promise<number> {
 export async function untilServerMoved(redis: RedisLike, byMs: number): Promise<void> {
   const since = await serverMs(redis);
   await until(async () => (await serverMs(redis)) > since + byMs);
+}
+
+/**
+ * A loader that answers `notModified()` once released: `called` resolves when
+ * it runs, so a test can change the key (or kill Redis) while the
+ * republication is pending; `calls` counts its runs.
+ */
+export function heldNotModified() {
+  const held = deferred();
+  const called = deferred();
+  const loader = {
+    calls: 0,
+    called: called.promise,
+    release: () => held.resolve(),
+    load: async <T>(ctx: LoaderContext<T>): Promise<T> => {
+      loader.calls++;
+      called.resolve();
+      await held.promise;
+      return ctx.notModified();
+    },
+  };
+  return loader;
 }

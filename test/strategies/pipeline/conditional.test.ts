@@ -20,8 +20,7 @@ import type { Strategy } from "../../../strategies/contract.ts";
 import type { LoaderContext, PreviousValue } from "../../../strategies/types.ts";
 import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
-import { events } from "../../support/strategies.ts";
-import { deferred } from "../../support/wait.ts";
+import { events, heldNotModified } from "../../support/strategies.ts";
 
 const Conditional = suite("conditional refresh");
 const db = useRedis(Conditional, { prefix: "cond", clients: 2 });
@@ -42,24 +41,6 @@ function counting() {
     },
   };
   return c;
-}
-
-/**
- * A loader that answers `notModified()` once released: `called` resolves when
- * it runs, so a test can change the key while the republication is pending.
- */
-function heldNotModified() {
-  const held = deferred();
-  const called = deferred();
-  return {
-    called: called.promise,
-    release: () => held.resolve(),
-    load: async <T>(ctx: LoaderContext<T>): Promise<T> => {
-      called.resolve();
-      await held.promise;
-      return ctx.notModified();
-    },
-  };
 }
 
 // swr's error window keeps an expire()d entry as a fallback: the next get

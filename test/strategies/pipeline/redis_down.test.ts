@@ -22,7 +22,7 @@ import { rejects } from "../../support/assert.ts";
 import { useRedis } from "../../support/fixture.ts";
 import { startRedis } from "../../support/redis_server.ts";
 import { swr } from "../../../strategies/swr.ts";
-import { counting, events, origin, untilServerMoved } from "../../support/strategies.ts";
+import { counting, events, heldNotModified, origin, untilServerMoved } from "../../support/strategies.ts";
 import { barrier, deferred, until } from "../../support/wait.ts";
 
 const Down = suite("onRedisDown");
@@ -470,29 +470,22 @@ Down(
       coalesce(),
       lease(),
     );
-    const hold = deferred();
-    const called = deferred();
-    let calls = 0;
+    const republish = heldNotModified();
     try {
       await cache.set("k", "v1");
       // Expired, it stays the fallback: the next get loads in the foreground with it as ctx.previous.
       await cache.expire("k");
-      const refreshed = cache.getEntry("k", async (ctx) => {
-        calls++;
-        called.resolve();
-        await hold.promise;
-        return ctx.notModified();
-      });
-      await called.promise;
+      const refreshed = cache.getEntry("k", republish.load);
+      await republish.called;
       await server.kill();
-      hold.resolve();
+      republish.release();
       const served = await refreshed;
       assert.equal([served.value, served.stored, served.degraded], ["v1", false, "redis-down"]);
       await ev.reach("redis-down", 1);
       assert.is(await cache.get("k", () => "loaded again"), "v1", "the previous value, kept through the outage");
-      assert.is(calls, 1);
+      assert.is(republish.calls, 1);
     } finally {
-      hold.resolve();
+      republish.release();
       await cache.close({ timeoutMs: 1000 });
       redis.destroy();
       await server.stop();
